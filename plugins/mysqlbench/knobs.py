@@ -1,0 +1,302 @@
+"""Logical knobs -> concrete server variables for the detected flavor and version, and applying
+them: session or global scope, restart or not (asked of the server), read back in the session that
+will use them. Unknown names and bad values are rejected before anything is sent."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from mysqlbench import paths
+from mysqlbench.errors import InvalidInput, NotApplicable
+from mysqlbench.identifiers import check_variable
+from mysqlbench.targets.flavor import ServerInfo
+
+log = logging.getLogger(__name__)
+
+_SIZE = re.compile(r"(\d{1,15})([KMGT]?)B?", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# values of raw variables: numbers, ON/OFF, enum names and optimizer_switch-style lists
+_RAW_VALUE = re.compile(r"[A-Za-z0-9_.,=+\-]{1,512}")
+
+# Never set: paths (a SET or my.cnf line could point the server at any file) and security.
+_DENIED_NAMES = frozenset({
+    "basedir", "datadir", "tmpdir", "socket", "plugin_dir", "plugin_load", "plugin_load_add",
+    "secure_file_priv", "init_file", "init_connect", "init_slave", "log_error", "general_log_file",
+    "slow_query_log_file", "log_bin", "log_bin_index", "relay_log", "relay_log_index", "local_infile",
+    "skip_grant_tables", "require_secure_transport", "secure_auth", "sql_log_bin", "character_sets_dir",
+    "lc_messages_dir", "default_authentication_plugin", "old_passwords", "user", "bind_address",
+    "port", "skip_networking", "named_pipe", "pid_file", "shared_memory_base_name",
+})
+_DENIED_PARTS = ("password", "ssl_", "tls_", "wsrep_", "gtid_", "server_audit", "validate_password")
+_DENIED_SUFFIXES = ("_file", "_dir", "_path", "_basename", "_filename", "_directory")
+
+
+def check_settable_variable(name: object) -> str:
+    """A variable name we may SET or write to my.cnf: allow-listed shape, no path-valued or
+    security-relevant variable. my.cnf spelling (dashes) is accepted and normalised."""
+    if isinstance(name, str):
+        name = name.replace("-", "_")
+    variable = check_variable(name)
+    if (variable in _DENIED_NAMES or variable.endswith(_DENIED_SUFFIXES)
+            or any(part in variable for part in _DENIED_PARTS)):
+        raise InvalidInput(f"server variable {variable!r} is path-valued or security-relevant; "
+                           "mysqlbench never sets it")
+    return variable
+
+
+def parse_size(value: object, what: str = "size") -> int:
+    """Bytes from an int or a string like ``128K``, ``6M``, ``2G``."""
+    if isinstance(value, bool):
+        raise InvalidInput(f"{what}: {value!r} is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise InvalidInput(f"{what}: {value} is negative")
+        return value
+    if isinstance(value, str):
+        match = _SIZE.fullmatch(value.strip())
+        if match:
+            return int(match.group(1)) * _UNITS[match.group(2).upper()]
+    raise InvalidInput(f"{what}: {value!r} is not a size (use bytes or a number with K, M, G)")
+
+
+def parse_raw_value(value: object, what: str) -> int | str:
+    """Value of a raw server variable: bound as an int or a string, never spliced into SQL."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"-?\d+", text):
+            return int(text)
+        if _SIZE.fullmatch(text):
+            return parse_size(text, what)
+        if _RAW_VALUE.fullmatch(text):
+            return text
+    raise InvalidInput(f"{what}: value {value!r} is not allowed (numbers, sizes, ON/OFF, or names "
+                       "and comma lists of letters, digits, '_', '.', '=', '+', '-')")
+
+
+def render_cnf_value(value: object) -> str:
+    """A value for a my.cnf line: same allow-list as raw variables, so no line can be injected."""
+    return str(parse_raw_value(value, "my.cnf value"))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One concrete variable to set. ``at_least`` settings never lower the current value."""
+
+    knob: str
+    variable: str
+    value: int | str
+    scope: str  # "session" | "global"
+    at_least: bool = False
+
+
+@dataclass(frozen=True)
+class Applied:
+    knob: str
+    variable: str
+    scope: str
+    requested: int | str
+    effective: int | str
+
+
+@functools.lru_cache(maxsize=1)
+def knob_table() -> dict[str, dict[str, Any]]:
+    return yaml.safe_load((paths.CONFIG_DIR / "knobs.yaml").read_text())
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in str(text).split("."))
+
+
+def _rule_for(knob: str, server: ServerInfo) -> dict[str, Any]:
+    for rule in knob_table()[knob]["rules"]:
+        if server.flavor not in rule["flavors"]:
+            continue
+        if "since" in rule and server.version < _version(rule["since"]):
+            continue
+        if "until" in rule and server.version >= _version(rule["until"]):
+            continue
+        return rule
+    raise NotApplicable(f"{knob} is not applicable on {server.label}: no variable is known for it")
+
+
+def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[str, Any] | None = None,
+              server_variables: dict[str, Any] | None = None) -> list[Setting]:
+    """Concrete settings for ``knobs`` (logical names) and ``raw_variables`` (server variable
+    names, set in session scope where the server has one, else globally).
+
+    ``server_variables`` supplies values some rules depend on (``innodb_log_files_in_group``).
+    Raises :class:`InvalidInput` for unknown knobs or bad values and :class:`NotApplicable` for a
+    knob the server cannot take, naming the flavor and version.
+    """
+    table = knob_table()
+    settings: list[Setting] = []
+    for knob, value in knobs.items():
+        if knob not in table:
+            raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
+        spec = table[knob]
+        concrete = _typed(value, spec["type"], knob)
+        rule = _rule_for(knob, server)
+        if "not_applicable" in rule:
+            raise NotApplicable(f"{knob} is not applicable on {server.label}: {rule['not_applicable']}")
+        if "per_file_of" in rule:
+            files = int((server_variables or {}).get(rule["per_file_of"], 2))
+            concrete = int(concrete) // files
+        settings.append(Setting(knob, rule["variable"], concrete, spec["scope"]))
+        if "raise_cap" in rule:
+            cap = rule["raise_cap"]
+            settings.append(Setting(knob, cap["variable"], int(concrete) * int(cap["factor"]),
+                                    spec["scope"], at_least=True))
+    for name, value in (raw_variables or {}).items():
+        variable = check_settable_variable(name)
+        settings.append(Setting(f"variables.{variable}", variable,
+                                parse_raw_value(value, f"variable {variable}"), "session"))
+    return settings
+
+
+def _typed(value: Any, kind: str, knob: str) -> int | str:
+    if kind == "size":
+        return parse_size(value, knob)
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidInput(f"{knob}: {value!r} is not a positive integer")
+        return value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return "ON" if value else "OFF"
+        if isinstance(value, str) and value.upper() in ("ON", "OFF"):
+            return value.upper()
+        raise InvalidInput(f"{knob}: {value!r} is not on/off")
+    raise InvalidInput(f"{knob}: unknown knob type {kind!r}")
+
+
+# -- what the server says about a variable --------------------------------------------------------
+
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
+ER_INCORRECT_GLOBAL_LOCAL_VAR = 1238
+ER_SPECIFIC_ACCESS_DENIED = 1227
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    name: str
+    has_session: bool
+    has_global: bool
+    dynamic: bool | None  # None: could not be told (no privilege to probe, or probe not allowed)
+    source: str           # where the answer came from
+
+
+def describe_variable(conn, server: ServerInfo, variable: str, *, may_probe_global: bool) -> VariableInfo:
+    """Scope and restart need of ``variable``: from MariaDB's SYSTEM_VARIABLES, or on MySQL from
+    probes. The global probe (``SET GLOBAL v = @@GLOBAL.v``, a no-op) runs only when allowed,
+    i.e. on a marked benchmark target, and tells "read-only" from "no privilege"."""
+    import MySQLdb
+
+    check_variable(variable)
+    with conn.cursor() as cur:
+        if server.is_mariadb:
+            cur.execute("SELECT VARIABLE_SCOPE, READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
+                        "WHERE VARIABLE_NAME = %s", (variable.upper(),))
+            row = cur.fetchone()
+            if row is None:
+                raise NotApplicable(f"{variable} does not exist on {server.label}")
+            scope, read_only = row
+            return VariableInfo(variable, has_session=scope in ("SESSION", "SESSION ONLY"),
+                                has_global=scope != "SESSION ONLY", dynamic=read_only == "NO",
+                                source="information_schema.SYSTEM_VARIABLES")
+        try:  # identifiers cannot be bound; the name passed check_variable above
+            cur.execute(f"SELECT @@SESSION.{variable}")
+            cur.fetchall()
+            has_session = True
+        except MySQLdb.OperationalError as exc:
+            if exc.args[0] == ER_UNKNOWN_SYSTEM_VARIABLE:
+                raise NotApplicable(f"{variable} does not exist on {server.label}") from exc
+            if exc.args[0] != ER_INCORRECT_GLOBAL_LOCAL_VAR:
+                raise
+            has_session = False
+        if not may_probe_global:
+            return VariableInfo(variable, has_session, True, None, "probe not allowed on this target")
+        try:
+            cur.execute(f"SET GLOBAL {variable} = @@GLOBAL.{variable}")
+            return VariableInfo(variable, has_session, True, True, "SET GLOBAL probe")
+        except MySQLdb.OperationalError as exc:
+            if exc.args[0] == ER_INCORRECT_GLOBAL_LOCAL_VAR:
+                if "read only" in str(exc.args[-1]).lower():
+                    return VariableInfo(variable, has_session, True, False, "SET GLOBAL probe: read-only")
+                return VariableInfo(variable, True, False, None, "SET GLOBAL probe: session only")
+            if exc.args[0] == ER_SPECIFIC_ACCESS_DENIED:
+                return VariableInfo(variable, has_session, True, None, "SET GLOBAL probe: no privilege")
+            raise
+
+
+def read_variable(conn, variable: str, scope: str) -> int | str:
+    check_variable(variable)
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT @@{'SESSION' if scope == 'session' else 'GLOBAL'}.{variable}")
+        value = cur.fetchone()[0]
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) -> list[Applied]:
+    """Apply ``settings`` on ``conn`` and read each back in that same session.
+
+    Session settings are allowed on any target; a global one needs a marked benchmark target. A
+    variable that needs a restart raises :class:`NotApplicable` here: restarting is the target
+    control's job (see :func:`restart_settings`). A value the server silently shrinks (a cap, a
+    maximum) raises too, so no run is recorded with a setting it did not have.
+    """
+    applied = []
+    for setting in settings:
+        info = describe_variable(conn, server, setting.variable, may_probe_global=target.benchmark_target)
+        scope = "session" if setting.scope == "session" and info.has_session else "global"
+        if scope == "global":
+            target.require_benchmark_target(f"SET GLOBAL {setting.variable}")
+            if info.dynamic is False:
+                raise NotApplicable(f"{setting.variable} needs a server restart on {server.label}")
+        value = setting.value
+        if setting.at_least:
+            current = read_variable(conn, setting.variable, scope)
+            if isinstance(current, int) and isinstance(value, int) and current >= value:
+                value = current
+        with conn.cursor() as cur:
+            cur.execute(f"SET {scope.upper()} {setting.variable} = %s", (value,))
+        effective = read_variable(conn, setting.variable, scope)
+        _check_effective(setting, value, effective, server)
+        applied.append(Applied(setting.knob, setting.variable, scope, value, effective))
+        log.info("%s: %s %s = %s (asked %s)", setting.knob, scope, setting.variable, effective, value)
+    return applied
+
+
+def restart_settings(settings: list[Setting], conn, server: ServerInfo, target) -> dict[str, Any]:
+    """The subset of global ``settings`` that only take effect through a restart (my.cnf)."""
+    needed = {}
+    for setting in settings:
+        info = describe_variable(conn, server, setting.variable, may_probe_global=target.benchmark_target)
+        if setting.scope == "global" and info.dynamic is False:
+            needed[setting.variable] = setting.value
+    return needed
+
+
+def _check_effective(setting: Setting, asked: int | str, effective: int | str, server: ServerInfo) -> None:
+    if isinstance(asked, int):
+        try:
+            got = int(effective)
+        except (TypeError, ValueError):
+            got = None
+        # servers round sizes to a block or chunk; a value under 90% of the ask is a cap, not rounding
+        if got is None or got < asked * 0.9:
+            raise NotApplicable(f"{setting.variable}: asked for {asked}, {server.label} took {effective} "
+                                "(capped or out of range)")
+    elif str(effective).upper() != str(asked).upper() and "=" not in str(asked):
+        raise NotApplicable(f"{setting.variable}: asked for {asked!r}, {server.label} took {effective!r}")

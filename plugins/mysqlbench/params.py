@@ -1,0 +1,45 @@
+"""Trigger-form params, validated once before any task touches a server. Airflow's Param schema
+catches most bad input in the UI; this catches the rest (and runs under dag.test and the CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.identifiers import check_schema
+
+CONN_ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,250}$"
+SCHEMA_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+
+
+class TpchLoadParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    scale_factor: float = Field(gt=0, le=1000, description="TPC-H scale factor (1 = 1 GB of .tbl files)")
+    target_conn_id: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the target")
+    schema_name: str = Field(alias="schema", description="schema to load into")
+    load_streams: int = Field(default=2, ge=1, le=16, description="parallel LOAD DATA connections")
+
+    @field_validator("scale_factor", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"must be a number, not {value!r}")
+        return value
+
+    @field_validator("schema_name")
+    @classmethod
+    def _schema(cls, value: str) -> str:
+        return check_schema(value)
+
+
+def validate_params(model: type[BaseModel], raw: dict[str, Any]) -> BaseModel:
+    """``model`` from ``raw``, or :class:`InvalidInput` naming each bad field."""
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
+                             for err in exc.errors())
+        raise InvalidInput(f"invalid params: {problems}") from None

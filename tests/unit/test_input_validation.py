@@ -1,0 +1,53 @@
+"""Bad names and params are rejected up front, with a message naming the problem."""
+
+import pytest
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.identifiers import check_name, check_schema, quote
+from mysqlbench.params import TpchLoadParams, validate_params
+
+GOOD = {"scale_factor": 0.1, "target_conn_id": "mysqlbench_demo", "schema": "tpch"}
+
+
+@pytest.mark.parametrize("name", ["tpch", "TPCH_1", "_x", "a" * 64])
+def test_plain_identifiers_pass(name):
+    assert check_name(name) == name
+    assert quote(name) == f"`{name}`"
+
+
+@pytest.mark.parametrize("name", ["a`b", "a;b", "tpch; DROP DATABASE x", "1abc", "", "a b", "a" * 65, "ä", None, 5])
+def test_unsafe_identifiers_are_rejected(name):
+    with pytest.raises(InvalidInput, match="not allowed"):
+        check_name(name)
+
+
+@pytest.mark.parametrize("schema", ["mysql", "information_schema", "SYS"])
+def test_system_schemas_are_rejected(schema):
+    with pytest.raises(InvalidInput, match="system schema"):
+        check_schema(schema)
+
+
+def test_good_params_validate():
+    params = validate_params(TpchLoadParams, GOOD)
+    assert params.model_dump(by_alias=True) == {**GOOD, "load_streams": 2}
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("scale_factor", 0, "scale_factor: Input should be greater than 0"),
+    ("scale_factor", -1, "scale_factor: Input should be greater than 0"),
+    ("scale_factor", "abc", "scale_factor: Value error, must be a number, not 'abc'"),
+    ("scale_factor", True, "scale_factor: Value error, must be a number"),
+    ("schema", "a`b", "schema: Value error, schema name 'a`b' is not allowed"),
+    ("schema", "tpch;", "schema: Value error, schema name 'tpch;' is not allowed"),
+    ("target_conn_id", "x y", "target_conn_id: String should match pattern"),
+    ("load_streams", 0, "load_streams: Input should be greater than or equal to 1"),
+])
+def test_bad_params_name_the_problem(field, value, message):
+    with pytest.raises(InvalidInput) as caught:
+        validate_params(TpchLoadParams, {**GOOD, field: value})
+    assert message in str(caught.value)
+
+
+def test_unknown_params_are_rejected():
+    with pytest.raises(InvalidInput, match="scale_factr: Extra inputs are not permitted"):
+        validate_params(TpchLoadParams, {**GOOD, "scale_factr": 1})

@@ -1,0 +1,94 @@
+"""Knob translation per flavor and version, and the value and name allow-lists."""
+
+import pytest
+
+from mysqlbench.errors import InvalidInput, NotApplicable
+from mysqlbench.knobs import check_settable_variable, parse_size, render_cnf_value, translate
+from mysqlbench.targets.flavor import parse_server_info
+
+MARIADB_1011 = parse_server_info("10.11.19-MariaDB-0+deb12u1", "Debian 12")
+MARIADB_105 = parse_server_info("10.5.23-MariaDB", "")
+MYSQL_8029 = parse_server_info("8.0.29", "MySQL Community Server - GPL")
+MYSQL_8036 = parse_server_info("8.0.36", "MySQL Community Server - GPL")
+MYSQL_57 = parse_server_info("5.7.44", "MySQL Community Server (GPL)")
+PERCONA_80 = parse_server_info("8.0.35-27", "Percona Server (GPL), Release 27")
+
+
+def concrete(knobs, server, **kw):
+    return [(s.variable, s.value, s.scope, s.at_least) for s in translate(knobs, server, **kw)]
+
+
+@pytest.mark.parametrize("text,size", [("128K", 131072), ("6M", 6291456), ("2G", 2147483648), ("2g", 2147483648),
+                                       (4096, 4096), ("4096", 4096), ("512MB", 536870912)])
+def test_sizes(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("bad", ["1; DROP DATABASE x", "6M'", "-1", "6 M", "", "1e9", True, -5, 1.5])
+def test_bad_sizes_are_rejected(bad):
+    with pytest.raises(InvalidInput):
+        parse_size(bad, "join_buffer_size")
+
+
+def test_redo_log_size_per_flavor_and_version():
+    assert concrete({"redo_log_size": "2G"}, MARIADB_1011) == [("innodb_log_file_size", 2 << 30, "global", False)]
+    assert concrete({"redo_log_size": "2G"}, MYSQL_8036) == [("innodb_redo_log_capacity", 2 << 30, "global", False)]
+    # before 8.0.30 the size is per file: the logical total is split over innodb_log_files_in_group
+    assert concrete({"redo_log_size": "2G"}, MYSQL_8029, server_variables={"innodb_log_files_in_group": 2}) == [
+        ("innodb_log_file_size", 1 << 30, "global", False)]
+    assert concrete({"redo_log_size": "2G"}, PERCONA_80) == [("innodb_redo_log_capacity", 2 << 30, "global", False)]
+
+
+def test_buffer_pool_instances_not_applicable_on_mariadb_106_and_later():
+    with pytest.raises(NotApplicable, match=r"not applicable on mariadb 10\.11\.19: .*removed in MariaDB 10\.6"):
+        translate({"buffer_pool_instances": 8}, MARIADB_1011)
+    assert concrete({"buffer_pool_instances": 8}, MARIADB_105) == [("innodb_buffer_pool_instances", 8, "global", False)]
+    assert concrete({"buffer_pool_instances": 4}, MYSQL_57) == [("innodb_buffer_pool_instances", 4, "global", False)]
+
+
+def test_mrr_buffer_is_flavor_specific():
+    assert concrete({"mrr_buffer_size": "4M"}, MARIADB_1011) == [("mrr_buffer_size", 4 << 20, "session", False)]
+    assert concrete({"mrr_buffer_size": "4M"}, MYSQL_8036) == [("read_rnd_buffer_size", 4 << 20, "session", False)]
+
+
+def test_mariadb_join_buffer_raises_its_cap():
+    assert concrete({"join_buffer_size": "6M"}, MARIADB_1011) == [
+        ("join_buffer_size", 6 << 20, "session", False),
+        ("join_buffer_space_limit", 48 << 20, "session", True),
+    ]
+    assert concrete({"join_buffer_size": "6M"}, MYSQL_8036) == [("join_buffer_size", 6 << 20, "session", False)]
+
+
+def test_unknown_knob_lists_the_known_ones():
+    with pytest.raises(InvalidInput, match=r"unknown knob 'join_bufer_size'; known knobs: .*join_buffer_size"):
+        translate({"join_bufer_size": "1M"}, MARIADB_1011)
+
+
+@pytest.mark.parametrize("value", ["1; DROP DATABASE x", "6M'", "a b", "x\ninit_file=/tmp/x", "'", ""])
+def test_raw_values_are_allow_listed(value):
+    with pytest.raises(InvalidInput, match="not allowed"):
+        translate({}, MARIADB_1011, raw_variables={"optimizer_switch": value})
+
+
+def test_raw_values_keep_their_type():
+    settings = translate({}, MARIADB_1011, raw_variables={
+        "optimizer_switch": "mrr=on,mrr_sort_keys=on", "join_cache_level": 6, "tmp_table_size": "64M",
+        "innodb_adaptive_hash_index": False})
+    assert [(s.variable, s.value) for s in settings] == [
+        ("optimizer_switch", "mrr=on,mrr_sort_keys=on"), ("join_cache_level", 6),
+        ("tmp_table_size", 64 << 20), ("innodb_adaptive_hash_index", "OFF")]
+
+
+@pytest.mark.parametrize("name", ["secure_file_priv", "plugin_dir", "init_file", "general_log_file",
+                                  "slow_query_log_file", "log_error", "datadir", "tmpdir", "init_connect",
+                                  "innodb_data_home_dir", "ssl_cert", "sql_log_bin", "log-bin", "local_infile",
+                                  "default_password_lifetime", "Join_Buffer", "x;y"])
+def test_path_and_security_variables_are_never_set(name):
+    with pytest.raises(InvalidInput):
+        check_settable_variable(name)
+
+
+def test_cnf_values_cannot_inject_lines():
+    assert render_cnf_value("256M") == str(256 << 20)
+    with pytest.raises(InvalidInput):
+        render_cnf_value("1\ninit-file=/etc/shadow")
