@@ -1,0 +1,47 @@
+"""Writing a task's samples and validations to the results store with full lineage: the server's
+flavor, version and variables (snapshot kept once), the host's facts and the dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from mysqlbench.results.lineage import Lineage, host_facts, server_variables
+from mysqlbench.results.store import ResultsStore, Sample, Validation
+from mysqlbench.targets.connection import TargetConnection, server_info
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class TaskRecorder:
+    """One task instance's view of the results store."""
+
+    def __init__(self, context, *, study: str, spec: dict[str, Any], store: ResultsStore | None = None):
+        self.context = context
+        self.study = study
+        self.spec = spec
+        self.store = store or ResultsStore.from_airflow()
+
+    def lineage(self, target: TargetConnection | None = None, dataset_id: str | None = None) -> Lineage:
+        server: dict[str, Any] = {"dataset_id": dataset_id}
+        datadir = None
+        if target is not None:
+            conn = target.connect()
+            try:
+                info = server_info(conn)
+                variables = server_variables(conn)
+            finally:
+                conn.close()
+            server.update(server_flavor=info.flavor, server_version=info.version_string,
+                          variables_hash=self.store.keep_server_snapshot(info.flavor, info.version_string, variables))
+            # the datadir's file system is only knowable when the server runs on this host
+            if target.unix_socket or target.host in _LOCAL_HOSTS:
+                datadir = Path(variables.get("datadir", ""))
+        server["host_hash"] = self.store.keep_host_facts(host_facts(datadir))
+        return Lineage.from_context(self.context, study=self.study, spec=self.spec, **server)
+
+    def record(self, samples: Iterable[Sample] = (), validations: Iterable[Validation] = (), *,
+               target: TargetConnection | None = None, dataset_id: str | None = None) -> Lineage:
+        lineage = self.lineage(target, dataset_id)
+        self.store.record(lineage, list(samples), list(validations))
+        return lineage

@@ -1,0 +1,1 @@
+"""The results store: every sample and validation with the lineage needed to reproduce it."""

@@ -1,0 +1,143 @@
+"""Lineage: who produced a row (study, DAG run, task, try), with what code and spec, on which
+server configuration, host and dataset. Hashes make runs comparable; full snapshots are kept once."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from mysqlbench import __version__, paths
+
+# Variables that change from one start or one host to the next without changing how the server
+# behaves: timestamps, GTIDs, identities, addresses and paths.
+_VOLATILE = re.compile(
+    r"^(timestamp|gtid_.*|.*_gtid.*|server_uuid|server_id|hostname|port|socket|pid_file|"
+    r"rand_seed\d|pseudo_thread_id|last_insert_id|insert_id|identity|warning_count|error_count|"
+    r"in_transaction|system_time_zone|.*_file|.*_dir|.*_path|.*_basename|.*_filename|"
+    r"basedir|datadir|tmpdir|log_error|general_log_file|slow_query_log_file|report_host|"
+    r"wsrep_.*address.*)$"
+)
+
+
+def stable_hash(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def stable_variables(variables: dict[str, Any]) -> dict[str, str]:
+    return {name.lower(): str(value) for name, value in variables.items()
+            if not _VOLATILE.match(name.lower())}
+
+
+def variables_hash(variables: dict[str, Any]) -> str:
+    return stable_hash(stable_variables(variables))
+
+
+def server_variables(conn) -> dict[str, str]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL VARIABLES")
+        return {name: value.decode() if isinstance(value, bytes) else str(value)
+                for name, value in cur.fetchall()}
+
+
+@functools.lru_cache(maxsize=1)
+def package_version() -> str:
+    """The git commit of this checkout (with ``-dirty`` for uncommitted tracked changes), or the
+    package version outside a checkout."""
+    try:
+        sha = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+        return f"{sha}-dirty" if dirty else sha
+    except (OSError, subprocess.CalledProcessError):
+        return __version__
+
+
+def host_facts(datadir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Kernel, CPU model and count, memory, and the file system the datadir is on (where known:
+    only for a datadir on this host)."""
+    facts: dict[str, Any] = {
+        "hostname": platform.node(),
+        "kernel": f"{platform.system()} {platform.release()}",
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "mem_total_bytes": _mem_total(),
+    }
+    facts["datadir_fs"] = filesystem_of(Path(datadir)) if datadir and Path(datadir).exists() else None
+    return facts
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _mem_total() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def filesystem_of(path: Path) -> dict[str, str] | None:
+    """Mount point, device and type of the file system holding ``path`` (from /proc/mounts)."""
+    try:
+        mounts = [line.split()[:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return None
+    target = str(path.resolve())
+    best = None
+    for device, mount, fstype in mounts:
+        mount = mount.replace("\\040", " ")
+        if target == mount or target.startswith(mount.rstrip("/") + "/"):
+            if best is None or len(mount) > len(best["mount"]):
+                best = {"device": device, "mount": mount, "type": fstype}
+    return best
+
+
+@dataclass(frozen=True)
+class Lineage:
+    study: str
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int
+    try_number: int
+    spec_hash: str
+    package_version: str
+    server_flavor: str | None = None
+    server_version: str | None = None
+    variables_hash: str | None = None
+    host_hash: str | None = None
+    dataset_id: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_context(cls, context, *, study: str, spec: dict[str, Any], **server) -> "Lineage":
+        ti = context["ti"]
+        return cls(
+            study=study, dag_id=ti.dag_id, run_id=ti.run_id, task_id=ti.task_id,
+            map_index=ti.map_index if ti.map_index is not None else -1,
+            try_number=ti.try_number or 1, spec_hash=stable_hash(spec),
+            package_version=package_version(), **server,
+        )
