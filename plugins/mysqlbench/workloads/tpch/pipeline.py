@@ -1,0 +1,166 @@
+"""The steps of the ``tpch_load`` DAG as plain functions: each takes the validated params and a
+:class:`~mysqlbench.recording.TaskRecorder`, does its work, records its samples and returns a
+small, secret-free dict for XCom. The DAG file only wires them together."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mysqlbench import ownership
+from mysqlbench.errors import MysqlbenchError
+from mysqlbench.params import TpchLoadParams, validate_params
+from mysqlbench.recording import TaskRecorder
+from mysqlbench.results.store import Sample
+from mysqlbench.targets.connection import TargetConnection
+from mysqlbench.workloads.tpch import dataset, generate, validate
+
+log = logging.getLogger(__name__)
+
+STUDY = "tpch_load"
+
+
+def check_params(raw: dict[str, Any]) -> dict[str, Any]:
+    """Validate the params and the target's connection without contacting the server: shape,
+    allow-listed names, a defined connection, and a target marked for destructive steps."""
+    params = validate_params(TpchLoadParams, raw)
+    target = TargetConnection.from_airflow(params.target_conn_id)
+    target.require_benchmark_target(f"load TPC-H into schema {params.schema_name!r}")
+    checked = params.model_dump(by_alias=True)
+    log.info("params ok: %s on %s (control %s)", checked, target.conn_id, target.control)
+    return checked
+
+
+def _target(params: dict[str, Any]) -> TargetConnection:
+    return TargetConnection.from_airflow(params["target_conn_id"])
+
+
+def ensure_managed_running(params: dict[str, Any]) -> None:
+    """A managed target that is down (after a reboot, say) is started before it is used."""
+    target = _target(params)
+    if target.control != "managed":
+        return
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(target.managed_target))
+    if not server.is_running():
+        log.info("managed target %s is not running; starting it", target.managed_target)
+        server.start()
+
+
+def generate_data(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    manifest = generate.ensure_generated(params["scale_factor"])
+    recorder.store.keep_dataset(manifest)
+    if manifest["reused"]:
+        sample = Sample("generate_seconds", None, "s", status="skipped", metadata={"reused": True})
+    else:
+        sample = Sample("generate_seconds", manifest["generated_seconds"], "s", metadata={"reused": False})
+    recorder.record([sample], dataset_id=manifest["dataset_id"])
+    return _summary(manifest)
+
+
+def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {"dataset_id": manifest["dataset_id"], "scale_factor": manifest["scale_factor"],
+            "reused_files": manifest["reused"],
+            "rows": {table: entry["rows"] for table, entry in manifest["tables"].items()}}
+
+
+def plan(params: dict[str, Any], data: dict[str, Any]) -> str:
+    """``reuse_dataset`` when the schema already holds this dataset, verified; else ``create_tables``."""
+    ensure_managed_running(params)
+    conn = _target(params).connect()
+    try:
+        marker = ownership.read_marker(conn, params["schema"])
+    finally:
+        conn.close()
+    if marker.get("state") == "verified" and marker.get("dataset_id") == data["dataset_id"]:
+        return "reuse_dataset"
+    log.info("schema %s holds %s (state %s): loading %s", params["schema"], marker.get("dataset_id"),
+             marker.get("state"), data["dataset_id"])
+    return "create_tables"
+
+
+def reuse_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    target = _target(params)
+    conn = target.connect()
+    try:
+        verified_at = ownership.read_marker(conn, params["schema"]).get("verified_at")
+    finally:
+        conn.close()
+    log.info("SKIPPING load: schema %s already holds dataset %s, verified at %s; nothing to do",
+             params["schema"], data["dataset_id"], verified_at)
+    recorder.record([Sample("dataset_reused", 1.0, "bool", metadata={"verified_at": verified_at})],
+                    target=target, dataset_id=data["dataset_id"])
+    return {"reused": True, "verified_at": verified_at}
+
+
+def create_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    target = _target(params)
+    result = dataset.create_tables(target, params["schema"])
+    recorder.record([], target=target, dataset_id=data["dataset_id"])
+    return result
+
+
+def load(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    # Runs where the files are: if this worker has no intact copy (another host), it regenerates
+    # the same deterministic files, and the checksums must match what the generate task recorded.
+    manifest = generate.ensure_generated(params["scale_factor"])
+    if manifest["dataset_id"] != data["dataset_id"]:
+        raise MysqlbenchError(f"this worker's files are dataset {manifest['dataset_id']}, "
+                              f"the generate task made {data['dataset_id']}")
+    target = _target(params)
+    result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"])
+    samples = [Sample("load_seconds", result["seconds"], "s",
+                      metadata={"streams": result["streams"], "profile": result["profile"]})]
+    samples += [Sample("table_load_seconds", entry["seconds"], "s", metadata={"table": table, "rows": entry["rows"]})
+                for table, entry in result["tables"].items()]
+    recorder.record(samples, target=target, dataset_id=data["dataset_id"])
+    return {"seconds": result["seconds"], "profile": result["profile"]}
+
+
+def add_constraints(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
+    target = _target(params)
+    timings = dataset.add_constraints(target, params["schema"])
+    recorder.record([Sample("constraint_seconds", seconds, "s", metadata={"statement": head})
+                     for head, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
+    return timings
+
+
+def rename_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> None:
+    target = _target(params)
+    dataset.rename_tables(target, params["schema"])
+    recorder.record([], target=target, dataset_id=data["dataset_id"])
+
+
+def analyze(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
+    target = _target(params)
+    timings = dataset.analyze_tables(target, params["schema"])
+    recorder.record([Sample("analyze_seconds", seconds, "s", metadata={"table": table})
+                     for table, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
+    return timings
+
+
+def validate_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    """Great Expectations over the loaded schema; on success the schema is marked verified."""
+    from datetime import datetime, timezone
+
+    manifest = generate.read_manifest(generate.dataset_dir(params["scale_factor"])) or {}
+    if manifest.get("dataset_id") != data["dataset_id"]:
+        manifest = {"scale_factor": data["scale_factor"], "dataset_id": data["dataset_id"],
+                    "tables": {table: {"rows": rows} for table, rows in data["rows"].items()}}
+    target = _target(params)
+    conn = target.connect()
+    try:
+        ownership.require_owned(conn, target, params["schema"])
+        result = validate.validate_checks(validate.dataset_checks(conn, params["schema"], manifest))
+        if result.success:
+            ownership.set_marker(conn, params["schema"], state="verified", dataset_id=data["dataset_id"],
+                                 verified_at=datetime.now(timezone.utc).isoformat())
+    finally:
+        conn.close()
+    recorder.record([], [result], target=target, dataset_id=data["dataset_id"])
+    if not result.success:
+        raise MysqlbenchError(f"dataset validation failed: {result.failures}")
+    log.info("dataset %s in %s verified: %d checks passed", data["dataset_id"], params["schema"],
+             result.statistics["checks"])
+    return {"success": True, "checks": result.statistics["checks"]}

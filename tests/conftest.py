@@ -1,0 +1,82 @@
+"""Test session set-up: a private work directory and Airflow home, and a real managed MariaDB
+(include/configs/targets/test.yaml) started once for the whole session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="mysqlbench-tests-"))
+os.chmod(_SESSION_DIR, 0o755)  # the server's OS user must reach its datadir
+
+# Before anything imports Airflow: its home, DAGs and plugins for this session only.
+os.environ.update({
+    "MYSQLBENCH_WORK_DIR": str(_SESSION_DIR / "work"),
+    "AIRFLOW_HOME": str(_SESSION_DIR / "airflow"),
+    "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+    "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_SESSION_DIR / 'airflow' / 'airflow.db'}",
+    "GX_ANALYTICS_ENABLED": "False",
+})
+(_SESSION_DIR / "airflow").mkdir(parents=True, exist_ok=True)
+
+TEST_CONN = "mysqlbench_test"
+EXTERNAL_CONN = "mysqlbench_external_unmarked"
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Path:
+    return _SESSION_DIR
+
+
+@pytest.fixture(scope="session")
+def airflow_db():
+    """Airflow's metadata DB for dag.test(), migrated once."""
+    subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], check=True,
+                   capture_output=True, env=os.environ.copy())
+    return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+
+
+@pytest.fixture(scope="session")
+def managed():
+    """The test session's managed MariaDB, stopped at the end."""
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load("test"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def bench_password(managed) -> str:
+    return managed.ensure_benchmark_user()
+
+
+@pytest.fixture(scope="session")
+def target(managed, bench_password):
+    """The managed target as Airflow sees it: connections in the environment, as a deployment's
+    secrets backend would supply them. Also an external connection to the same server that is not
+    marked as a benchmark target."""
+    conn = managed.connection(bench_password)
+    base = {"conn_type": "mysql", "host": "127.0.0.1", "port": managed.spec.port,
+            "login": conn.login, "password": bench_password}
+    os.environ[f"AIRFLOW_CONN_{TEST_CONN.upper()}"] = json.dumps({**base, "extra": managed.connection_extra()})
+    os.environ[f"AIRFLOW_CONN_{EXTERNAL_CONN.upper()}"] = json.dumps({**base, "extra": {"control": "external"}})
+    return conn
+
+
+@pytest.fixture()
+def admin(managed):
+    conn = managed.admin_connect()
+    yield conn
+    conn.close()

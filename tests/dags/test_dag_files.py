@@ -1,0 +1,31 @@
+"""The DAG files import cleanly and cheaply."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_dagbag_has_no_import_errors(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    assert bag.import_errors == {}
+    assert "tpch_load" in bag.dag_ids
+    dag = bag.get_dag("tpch_load")
+    assert set(dag.params.keys()) == {"scale_factor", "target_conn_id", "schema", "load_streams"}
+
+
+def test_dag_files_do_not_import_heavy_libraries_at_parse_time():
+    code = ("import sys, glob, importlib.util\n"
+            "for f in sorted(glob.glob('dags/*.py')):\n"
+            "    spec = importlib.util.spec_from_file_location('m', f)\n"
+            "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "heavy = [m for m in ('pandas', 'great_expectations', 'matplotlib', 'MySQLdb', 'sqlalchemy.orm.decl_api_x') if m in sys.modules]\n"
+            "print(','.join(heavy))\n")
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"imported at parse time: {out.stdout}"
+    assert time.monotonic() - started < 60  # sanity only; parse time is measured by `make bench`

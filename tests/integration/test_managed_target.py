@@ -1,0 +1,122 @@
+"""The managed MariaDB: start, health, restart with new settings, the benchmark user, knobs
+applied and read back, restart detection and caps, on a real server."""
+
+import pytest
+
+from mysqlbench import knobs
+from mysqlbench.errors import InvalidInput, NotApplicable, UnsafeOperation
+from mysqlbench.targets.connection import TargetConnection, server_info
+
+
+def test_runs_as_unprivileged_user_on_its_own_port(managed):
+    import os
+    import pwd
+
+    health = managed.health()
+    assert health["port"] == 3327 and "MariaDB" in health["version"]
+    pid = int(managed.pid_file.read_text())
+    owner = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
+    assert owner == (managed.spec.os_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
+    cnf = managed.cnf.read_text()
+    assert "query_cache_type                    = OFF" in cnf
+    assert "innodb_buffer_pool_load_at_startup  = OFF" in cnf
+
+
+def test_benchmark_user_logs_in_and_detects_flavor(target):
+    conn = target.connect()
+    info = server_info(conn)
+    conn.close()
+    assert info.is_mariadb and info.at_least(10, 6)
+
+
+def test_restart_applies_new_settings_and_resets_to_base(managed):
+    managed.restart({"innodb_buffer_pool_size": "384M"})
+    conn = managed.admin_connect()
+    assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == 384 << 20
+    conn.close()
+    managed.restart()
+    conn = managed.admin_connect()
+    assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == 256 << 20  # test.yaml's override
+    conn.close()
+
+
+def test_config_overrides_are_allow_listed(managed):
+    with pytest.raises(InvalidInput, match="path-valued or security-relevant"):
+        managed.render_config({"init_file": "/tmp/evil.sql"})
+    with pytest.raises(InvalidInput):
+        managed.render_config({"innodb_buffer_pool_size": "1G\ninit-file=/tmp/evil.sql"})
+
+
+def test_session_knobs_are_set_and_read_back_in_the_same_session(target):
+    conn = target.connect()
+    info = server_info(conn)
+    applied = knobs.apply_settings(conn, target, info, knobs.translate(
+        {"join_buffer_size": "6M", "mrr_buffer_size": "256K", "sort_buffer_size": "4M"}, info))
+    effective = {a.variable: (a.scope, a.effective) for a in applied}
+    assert effective == {
+        "join_buffer_size": ("session", 6 << 20),
+        "join_buffer_space_limit": ("session", 48 << 20),  # raised so 6M is real, not capped at 2M
+        "mrr_buffer_size": ("session", 256 << 10),
+        "sort_buffer_size": ("session", 4 << 20),
+    }
+    assert knobs.read_variable(conn, "join_buffer_size", "session") == 6 << 20
+    conn.close()
+    fresh = target.connect()  # session scope: nobody else's session changed
+    assert knobs.read_variable(fresh, "join_buffer_size", "session") == 256 << 10
+    fresh.close()
+
+
+def test_restart_need_is_read_from_the_server(target):
+    conn = target.connect()
+    info = server_info(conn)
+    assert knobs.describe_variable(conn, info, "innodb_buffer_pool_size", may_probe_global=True).dynamic is True
+    page = knobs.describe_variable(conn, info, "innodb_page_size", may_probe_global=True)
+    assert page.dynamic is False and page.source == "information_schema.SYSTEM_VARIABLES"
+    with pytest.raises(NotApplicable, match="needs a server restart"):
+        knobs.apply_settings(conn, target, info, [knobs.Setting("raw", "innodb_log_buffer_size", 32 << 20, "global")])
+    assert knobs.restart_settings([knobs.Setting("raw", "innodb_log_buffer_size", 32 << 20, "global")],
+                                  conn, info, target) == {"innodb_log_buffer_size": 32 << 20}
+    with pytest.raises(NotApplicable, match="does not exist"):
+        knobs.describe_variable(conn, info, "no_such_variable", may_probe_global=True)
+    conn.close()
+
+
+def test_a_value_the_server_shrinks_is_an_error(target):
+    conn = target.connect()
+    info = server_info(conn)
+    # max_sort_length's maximum is 8M: a bigger ask is silently clamped by the server
+    with pytest.raises(NotApplicable, match="capped or out of range"):
+        knobs.apply_settings(conn, target, info, knobs.translate({}, info, raw_variables={"max_sort_length": "64M"}))
+    conn.close()
+
+
+def test_global_settings_need_a_marked_target(target, managed):
+    from conftest import EXTERNAL_CONN
+
+    external = TargetConnection.from_airflow(EXTERNAL_CONN)
+    assert not external.benchmark_target
+    conn = external.connect()
+    info = server_info(conn)
+    before = knobs.read_variable(conn, "innodb_buffer_pool_size", "global")
+    with pytest.raises(UnsafeOperation, match="not marked as a benchmark target"):
+        knobs.apply_settings(conn, external, info, knobs.translate({"buffer_pool_size": "512M"}, info))
+    # session settings are fine on any target
+    knobs.apply_settings(conn, external, info, knobs.translate({"join_buffer_size": "1M"}, info))
+    assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == before
+    conn.close()
+
+
+def test_load_profile_raises_the_redo_log_and_reverts_it(target, admin):
+    """A load larger than the redo log runs with a 2G redo log, restored afterwards."""
+    from mysqlbench.workloads.tpch import dataset, generate
+
+    manifest = generate.ensure_generated(0.01)
+    big = {**manifest, "tables": {t: {**e, "bytes": e["bytes"] * 40} for t, e in manifest["tables"].items()}}
+    conn = target.connect()
+    before = knobs.read_variable(conn, "innodb_log_file_size", "global")
+    profile = dataset._apply_profile(conn, target, server_info(conn), sum(e["bytes"] for e in big["tables"].values()))
+    assert profile[0]["variable"] == "innodb_log_file_size" and profile[0]["during"] == 2 << 30
+    assert knobs.read_variable(conn, "innodb_log_file_size", "global") == 2 << 30
+    reverted = dataset._revert_profile(conn, profile)
+    assert reverted[0]["after"] == before == knobs.read_variable(conn, "innodb_log_file_size", "global")
+    conn.close()

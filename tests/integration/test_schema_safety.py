@@ -1,0 +1,42 @@
+"""Destructive steps only on marked targets and on schemas the project created."""
+
+import pytest
+
+from mysqlbench import ownership
+from mysqlbench.errors import UnsafeOperation
+from mysqlbench.targets.connection import TargetConnection
+from mysqlbench.workloads.tpch import dataset
+
+
+def test_foreign_schema_is_never_touched(target, admin):
+    with admin.cursor() as cur:
+        cur.execute("DROP SCHEMA IF EXISTS someone_elses")
+        cur.execute("CREATE SCHEMA someone_elses")
+        cur.execute("CREATE TABLE someone_elses.lineitem (x INT)")
+    with pytest.raises(UnsafeOperation, match="was not created by mysqlbench"):
+        dataset.create_tables(target, "someone_elses")
+    with admin.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'someone_elses'")
+        assert cur.fetchone()[0] == 1
+        cur.execute("DROP SCHEMA someone_elses")
+
+
+def test_claimed_schema_is_reused_and_marked(target, admin):
+    conn = target.connect()
+    assert ownership.claim_schema(conn, target, "owned_once") is True
+    assert ownership.claim_schema(conn, target, "owned_once") is False
+    assert ownership.read_marker(conn, "owned_once")["owner"] == "mysqlbench"
+    conn.close()
+    with admin.cursor() as cur:
+        cur.execute("DROP SCHEMA owned_once")
+
+
+def test_unmarked_external_target_refuses_schema_changes(target):
+    from conftest import EXTERNAL_CONN
+
+    external = TargetConnection.from_airflow(EXTERNAL_CONN)
+    conn = external.connect()
+    with pytest.raises(UnsafeOperation, match="not marked as a benchmark target"):
+        ownership.claim_schema(conn, external, "not_allowed")
+    assert not ownership.schema_exists(conn, "not_allowed")
+    conn.close()
