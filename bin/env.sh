@@ -1,0 +1,17 @@
+# Sourced by bin/airflow, bin/mysqlbench and the Makefile: Airflow's home, DAGs and plugins are this
+# repository's, with SQLite metadata in .airflow/ (ignored by git).
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export AIRFLOW_HOME="${AIRFLOW_HOME:-$repo/.airflow}"
+export AIRFLOW__CORE__DAGS_FOLDER="$repo/dags"
+export AIRFLOW__CORE__PLUGINS_FOLDER="$repo/plugins"
+export AIRFLOW__CORE__LOAD_EXAMPLES=False
+export AIRFLOW__CORE__EXECUTOR="${AIRFLOW__CORE__EXECUTOR:-LocalExecutor}"
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db}"
+export AIRFLOW__LOGGING__LOGGING_LEVEL="${AIRFLOW__LOGGING__LOGGING_LEVEL:-INFO}"
+export GX_ANALYTICS_ENABLED=False
+export PYTHONPATH="$repo/plugins${PYTHONPATH:+:$PYTHONPATH}"
+if [ -f "$AIRFLOW_HOME/fernet.key" ]; then
+  # connection passwords are stored encrypted in the metadata DB
+  AIRFLOW__CORE__FERNET_KEY="$(cat "$AIRFLOW_HOME/fernet.key")"
+  export AIRFLOW__CORE__FERNET_KEY
+fi

@@ -1,0 +1,121 @@
+"""Command line for what lives outside a DAG run: bringing managed targets up and down (with the
+benchmark user's password kept only in the Airflow connection) and summarising recorded results.
+
+    bin/mysqlbench target up demo | down demo | status demo
+    bin/mysqlbench results [--dag-id tpch_load] [--run-id RUN]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mysqlbench.errors import MysqlbenchError
+
+
+def _airflow_connection(conn_id: str):
+    from airflow.models import Connection
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        conn = session.scalar(select(Connection).where(Connection.conn_id == conn_id))
+        if conn is not None:
+            session.expunge(conn)
+        return conn
+
+
+def _save_airflow_connection(conn_id: str, *, host: str, port: int, login: str, password: str, extra: dict) -> None:
+    from airflow.models import Connection
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        conn = session.scalar(select(Connection).where(Connection.conn_id == conn_id))
+        if conn is None:
+            conn = Connection(conn_id=conn_id, conn_type="mysql")
+            session.add(conn)
+        conn.host, conn.port, conn.login = host, port, login
+        conn.set_password(password)
+        conn.set_extra(json.dumps(extra))
+
+
+def target_up(name: str) -> dict:
+    from mysqlbench.targets.managed import BENCH_USER, ManagedServer, ManagedSpec
+
+    spec = ManagedSpec.load(name)
+    server = ManagedServer(spec)
+    server.start()
+    existing = _airflow_connection(spec.conn_id)
+    password = server.ensure_benchmark_user(existing.password if existing else None)
+    _save_airflow_connection(spec.conn_id, host="127.0.0.1", port=spec.port, login=BENCH_USER,
+                             password=password, extra=server.connection_extra())
+    return {**server.health(), "conn_id": spec.conn_id, "login": BENCH_USER}
+
+
+def target_down(name: str) -> dict:
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(name))
+    server.stop()
+    return {"name": name, "running": False}
+
+
+def target_status(name: str) -> dict:
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(name))
+    return server.health() if server.is_running() else {"name": name, "running": False}
+
+
+def results_summary(dag_id: str | None, run_id: str | None) -> dict:
+    import sqlalchemy as sa
+
+    from mysqlbench.results.store import ResultsStore, samples, validations
+
+    store = ResultsStore.from_airflow()
+    with store.engine.connect() as conn:
+        if run_id is None:
+            query = sa.select(samples.c.run_id).order_by(samples.c.recorded_at.desc()).limit(1)
+            if dag_id:
+                query = query.where(samples.c.dag_id == dag_id)
+            run_id = conn.execute(query).scalar()
+        rows = conn.execute(sa.select(samples.c.task_id, samples.c.metric, samples.c.value, samples.c.unit,
+                                      samples.c.status, samples.c.dataset_id, samples.c.server_version)
+                            .where(samples.c.run_id == run_id).order_by(samples.c.id)).all()
+        checks = conn.execute(sa.select(validations.c.suite, validations.c.success, validations.c.statistics)
+                              .where(validations.c.run_id == run_id)).all()
+    return {
+        "results_store": store.describe(),
+        "run_id": run_id,
+        "samples": [dict(r._mapping) for r in rows],
+        "validations": [{"suite": c.suite, "success": c.success, **json.loads(c.statistics)} for c in checks],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mysqlbench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    target = sub.add_parser("target", help="managed targets (include/configs/targets/NAME.yaml)")
+    target.add_argument("action", choices=("up", "down", "status"))
+    target.add_argument("name")
+    results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
+    results.add_argument("--dag-id")
+    results.add_argument("--run-id")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "target":
+            out = {"up": target_up, "down": target_down, "status": target_status}[args.action](args.name)
+        else:
+            out = results_summary(args.dag_id, args.run_id)
+    except MysqlbenchError as exc:
+        print(f"mysqlbench: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(out, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
