@@ -37,6 +37,9 @@ def _recorder(checked):
                         description="schema to load into (created and owned by mysqlbench)"),
         "load_streams": Param(2, type="integer", minimum=1, maximum=16,
                               description="parallel LOAD DATA connections"),
+        "load_redo_log_size": Param("keep", type="string", pattern=r"^(keep|[0-9]{1,15}[KMGkmg]?)$",
+                                    description="redo log size during the load (e.g. 2G), restored "
+                                                "afterwards; keep leaves it as configured"),
     },
 )
 def tpch_load():

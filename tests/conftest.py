@@ -80,3 +80,10 @@ def admin(managed):
     conn = managed.admin_connect()
     yield conn
     conn.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove the session's work directory (datadir, generated data, Airflow home)."""
+    import shutil
+
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)

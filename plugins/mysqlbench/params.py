@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_schema
+from mysqlbench.knobs import parse_size
 
 CONN_ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,250}$"
 SCHEMA_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -21,6 +22,7 @@ class TpchLoadParams(BaseModel):
     target_conn_id: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the target")
     schema_name: str = Field(alias="schema", description="schema to load into")
     load_streams: int = Field(default=2, ge=1, le=16, description="parallel LOAD DATA connections")
+    load_redo_log_size: str = Field(default="keep", description="redo log size during the load, or keep")
 
     @field_validator("scale_factor", mode="before")
     @classmethod
@@ -28,6 +30,16 @@ class TpchLoadParams(BaseModel):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"must be a number, not {value!r}")
         return value
+
+    @field_validator("load_redo_log_size")
+    @classmethod
+    def _redo(cls, value: str) -> str:
+        if value != "keep":
+            parse_size(value, "load_redo_log_size")
+        return value
+
+    def redo_log_bytes(self) -> int | None:
+        return None if self.load_redo_log_size == "keep" else parse_size(self.load_redo_log_size)
 
     @field_validator("schema_name")
     @classmethod

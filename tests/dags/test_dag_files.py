@@ -15,7 +15,7 @@ def test_dagbag_has_no_import_errors(airflow_db):
     assert bag.import_errors == {}
     assert "tpch_load" in bag.dag_ids
     dag = bag.get_dag("tpch_load")
-    assert set(dag.params.keys()) == {"scale_factor", "target_conn_id", "schema", "load_streams"}
+    assert set(dag.params.keys()) == {"scale_factor", "target_conn_id", "schema", "load_streams", "load_redo_log_size"}
 
 
 def test_dag_files_do_not_import_heavy_libraries_at_parse_time():

@@ -107,14 +107,12 @@ def test_global_settings_need_a_marked_target(target, managed):
 
 
 def test_load_profile_raises_the_redo_log_and_reverts_it(target, admin):
-    """A load larger than the redo log runs with a 2G redo log, restored afterwards."""
-    from mysqlbench.workloads.tpch import dataset, generate
+    """The opt-in redo log profile: 2G during the load, the earlier size restored afterwards."""
+    from mysqlbench.workloads.tpch import dataset
 
-    manifest = generate.ensure_generated(0.01)
-    big = {**manifest, "tables": {t: {**e, "bytes": e["bytes"] * 40} for t, e in manifest["tables"].items()}}
     conn = target.connect()
     before = knobs.read_variable(conn, "innodb_log_file_size", "global")
-    profile = dataset._apply_profile(conn, target, server_info(conn), sum(e["bytes"] for e in big["tables"].values()))
+    profile = dataset._raise_redo_log(conn, target, server_info(conn), 2 << 30)
     assert profile[0]["variable"] == "innodb_log_file_size" and profile[0]["during"] == 2 << 30
     assert knobs.read_variable(conn, "innodb_log_file_size", "global") == 2 << 30
     reverted = dataset._revert_profile(conn, profile)

@@ -29,7 +29,9 @@ def test_system_schemas_are_rejected(schema):
 
 def test_good_params_validate():
     params = validate_params(TpchLoadParams, GOOD)
-    assert params.model_dump(by_alias=True) == {**GOOD, "load_streams": 2}
+    assert params.model_dump(by_alias=True) == {**GOOD, "load_streams": 2, "load_redo_log_size": "keep"}
+    assert params.redo_log_bytes() is None
+    assert validate_params(TpchLoadParams, {**GOOD, "load_redo_log_size": "2G"}).redo_log_bytes() == 2 << 30
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -41,6 +43,7 @@ def test_good_params_validate():
     ("schema", "tpch;", "schema: Value error, schema name 'tpch;' is not allowed"),
     ("target_conn_id", "x y", "target_conn_id: String should match pattern"),
     ("load_streams", 0, "load_streams: Input should be greater than or equal to 1"),
+    ("load_redo_log_size", "2G; SET GLOBAL x=1", "load_redo_log_size: Value error, load_redo_log_size"),
 ])
 def test_bad_params_name_the_problem(field, value, message):
     with pytest.raises(InvalidInput) as caught:

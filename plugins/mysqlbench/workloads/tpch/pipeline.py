@@ -109,7 +109,9 @@ def load(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -
         raise MysqlbenchError(f"this worker's files are dataset {manifest['dataset_id']}, "
                               f"the generate task made {data['dataset_id']}")
     target = _target(params)
-    result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"])
+    redo = validate_params(TpchLoadParams, params).redo_log_bytes()
+    result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"],
+                                 redo_log_size=redo)
     samples = [Sample("load_seconds", result["seconds"], "s",
                       metadata={"streams": result["streams"], "profile": result["profile"]})]
     samples += [Sample("table_load_seconds", entry["seconds"], "s", metadata={"table": table, "rows": entry["rows"]})
