@@ -31,6 +31,7 @@ os.environ.update({
 
 TEST_CONN = "mysqlbench_test"
 EXTERNAL_CONN = "mysqlbench_external_unmarked"
+EXTERNAL_MARKED_CONN = "mysqlbench_external_marked"
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +73,8 @@ def target(managed, bench_password):
             "login": conn.login, "password": bench_password}
     os.environ[f"AIRFLOW_CONN_{TEST_CONN.upper()}"] = json.dumps({**base, "extra": managed.connection_extra()})
     os.environ[f"AIRFLOW_CONN_{EXTERNAL_CONN.upper()}"] = json.dumps({**base, "extra": {"control": "external"}})
+    os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"] = json.dumps(
+        {**base, "extra": {"control": "external", "benchmark_target": True}})
     return conn
 
 

@@ -41,6 +41,17 @@ def _save_airflow_connection(conn_id: str, *, host: str, port: int, login: str, 
         conn.set_extra(json.dumps(extra))
 
 
+def _ensure_pool(conn_id: str) -> str:
+    from airflow.models.pool import Pool
+
+    from mysqlbench.studies.factory import target_pool
+
+    name = target_pool(conn_id)
+    Pool.create_or_update_pool(name, slots=1, description=f"mysqlbench: one point at a time on {conn_id}",
+                               include_deferred=False)
+    return name
+
+
 def target_up(name: str) -> dict:
     from mysqlbench.targets.managed import BENCH_USER, ManagedServer, ManagedSpec
 
@@ -51,7 +62,7 @@ def target_up(name: str) -> dict:
     password = server.ensure_benchmark_user(existing.password if existing else None)
     _save_airflow_connection(spec.conn_id, host="127.0.0.1", port=spec.port, login=BENCH_USER,
                              password=password, extra=server.connection_extra())
-    return {**server.health(), "conn_id": spec.conn_id, "login": BENCH_USER}
+    return {**server.health(), "conn_id": spec.conn_id, "login": BENCH_USER, "pool": _ensure_pool(spec.conn_id)}
 
 
 def target_down(name: str) -> dict:

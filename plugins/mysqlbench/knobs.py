@@ -142,6 +142,14 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
     """
     table = knob_table()
     settings: list[Setting] = []
+    switches: dict[str, tuple[str, str]] = {}  # flag -> (on|off, knob that asked for it)
+
+    def add_switch(flag: str, state: str, knob: str) -> None:
+        earlier = switches.get(flag)
+        if earlier and earlier[0] != state:
+            raise InvalidInput(f"{knob} needs optimizer_switch {flag}={state}, but {earlier[1]} sets {flag}={earlier[0]}")
+        switches[flag] = (state, knob)
+
     for knob, value in knobs.items():
         if knob not in table:
             raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
@@ -150,6 +158,16 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
         rule = _rule_for(knob, server)
         if "not_applicable" in rule:
             raise NotApplicable(f"{knob} is not applicable on {server.label}: {rule['not_applicable']}")
+        if spec["type"] == "bool":
+            state = "on" if concrete == "ON" else "off"
+            if rule.get("switch"):
+                add_switch(rule["switch"], state, knob)
+            extra = rule.get(f"when_{state}") or {}
+            for flag, flag_state in (extra.get("switches") or {}).items():
+                add_switch(flag, str(flag_state), knob)
+            for variable, var_value in (extra.get("variables") or {}).items():
+                settings.append(Setting(knob, variable, var_value, spec["scope"]))
+            continue
         if "per_file_of" in rule:
             files = int((server_variables or {}).get(rule["per_file_of"], 2))
             concrete = int(concrete) // files
@@ -158,11 +176,23 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
             cap = rule["raise_cap"]
             settings.append(Setting(knob, cap["variable"], int(concrete) * int(cap["factor"]),
                                     spec["scope"], at_least=True))
+    if switches:
+        value = ",".join(f"{flag}={state}" for flag, (state, _) in sorted(switches.items()))
+        knobs_used = "+".join(sorted({knob for _, knob in switches.values()}))
+        settings.insert(0, Setting(knobs_used, "optimizer_switch", value, "session"))
     for name, value in (raw_variables or {}).items():
         variable = check_settable_variable(name)
         settings.append(Setting(f"variables.{variable}", variable,
                                 parse_raw_value(value, f"variable {variable}"), "session"))
     return settings
+
+
+def check_knob(knob: object, value: Any) -> int | str:
+    """Validate a logical knob's name and value without a server (for specs and params)."""
+    table = knob_table()
+    if not isinstance(knob, str) or knob not in table:
+        raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
+    return _typed(value, table[knob]["type"], knob)
 
 
 def _typed(value: Any, kind: str, knob: str) -> int | str:
@@ -175,8 +205,8 @@ def _typed(value: Any, kind: str, knob: str) -> int | str:
     if kind == "bool":
         if isinstance(value, bool):
             return "ON" if value else "OFF"
-        if isinstance(value, str) and value.upper() in ("ON", "OFF"):
-            return value.upper()
+        if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE"):
+            return "ON" if value.upper() in ("ON", "TRUE") else "OFF"
         raise InvalidInput(f"{knob}: {value!r} is not on/off")
     raise InvalidInput(f"{knob}: unknown knob type {kind!r}")
 
@@ -298,5 +328,10 @@ def _check_effective(setting: Setting, asked: int | str, effective: int | str, s
         if got is None or got < asked * 0.9:
             raise NotApplicable(f"{setting.variable}: asked for {asked}, {server.label} took {effective} "
                                 "(capped or out of range)")
-    elif str(effective).upper() != str(asked).upper() and "=" not in str(asked):
+    elif "=" in str(asked):  # flag lists (optimizer_switch): every asked flag must be in force
+        got = dict(flag.split("=", 1) for flag in str(effective).split(",") if "=" in flag)
+        wrong = [flag for flag in str(asked).split(",") if got.get(flag.split("=", 1)[0]) != flag.split("=", 1)[1]]
+        if wrong:
+            raise NotApplicable(f"{setting.variable}: {', '.join(wrong)} not in force on {server.label}")
+    elif str(effective).upper() != str(asked).upper():
         raise NotApplicable(f"{setting.variable}: asked for {asked!r}, {server.label} took {effective!r}")

@@ -92,3 +92,33 @@ def test_cnf_values_cannot_inject_lines():
     assert render_cnf_value("256M") == str(256 << 20)
     with pytest.raises(InvalidInput):
         render_cnf_value("1\ninit-file=/etc/shadow")
+
+
+def test_optimizer_switch_knobs_merge_into_one_setting():
+    settings = translate({"icp": "off", "mrr": "on", "mrr_cost_based": "off"}, MARIADB_1011)
+    assert [(s.variable, s.value) for s in settings] == [
+        ("optimizer_switch", "index_condition_pushdown=off,mrr=on,mrr_cost_based=off,mrr_sort_keys=on")]
+    mysql = translate({"icp": "off", "mrr": "on", "mrr_cost_based": "off"}, MYSQL_8036)
+    assert mysql[0].value == "index_condition_pushdown=off,mrr=on,mrr_cost_based=off"
+
+
+def test_bka_per_flavor():
+    on = translate({"bka": "on"}, MARIADB_1011)
+    assert [(s.variable, s.value) for s in on] == [
+        ("optimizer_switch", "join_cache_bka=on,mrr=on,mrr_sort_keys=on"), ("join_cache_level", 6)]
+    off = translate({"bka": "off"}, MARIADB_1011)
+    assert [(s.variable, s.value) for s in off] == [("join_cache_level", 2)]
+    mysql = translate({"bka": True}, MYSQL_8036)
+    assert [(s.variable, s.value) for s in mysql] == [
+        ("optimizer_switch", "batched_key_access=on,mrr=on,mrr_cost_based=off")]
+
+
+def test_contradicting_switches_are_rejected():
+    with pytest.raises(InvalidInput, match="bka needs optimizer_switch mrr=on, but mrr sets mrr=off"):
+        translate({"mrr": "off", "bka": "on"}, MARIADB_1011)
+
+
+@pytest.mark.parametrize("bad", ["maybe", 1, "on; DROP DATABASE x"])
+def test_switch_values_are_on_or_off(bad):
+    with pytest.raises(InvalidInput, match="is not on/off"):
+        translate({"icp": bad}, MARIADB_1011)

@@ -1,4 +1,5 @@
 -- TPC-H Q3 as the seed's BKA study runs it: the lineitem access is forced through L_ORDERKEY.
+-- order-by: 2,3
 select
   l_orderkey,
   sum(l_extendedprice * (1 - l_discount)) as revenue,

@@ -1,4 +1,5 @@
 -- TPC-H Q19 as the seed's ICP study runs it: the lineitem access is forced through i_l_partkey.
+-- order-by: none
 select
   sum(l_extendedprice * (1 - l_discount)) as revenue
 from

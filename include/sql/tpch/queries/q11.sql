@@ -1,0 +1,16 @@
+-- TPC-H Q11 (important stock identification), qgen default: NATION = GERMANY, FRACTION = 0.0001 / SF
+-- order-by: 2
+-- {fraction} is filled in from the validated scale factor, never from user text.
+select ps_partkey, sum(ps_supplycost * ps_availqty) as value
+from partsupp, supplier, nation
+where ps_suppkey = s_suppkey
+  and s_nationkey = n_nationkey
+  and n_name = 'GERMANY'
+group by ps_partkey
+having sum(ps_supplycost * ps_availqty) > (
+  select sum(ps_supplycost * ps_availqty) * {fraction}
+  from partsupp, supplier, nation
+  where ps_suppkey = s_suppkey
+    and s_nationkey = n_nationkey
+    and n_name = 'GERMANY')
+order by value desc;

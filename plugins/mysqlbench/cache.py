@@ -1,0 +1,54 @@
+"""Cache state before a measured run. Cold: restart the server (buffer-pool dump/load off in the
+base config) and drop the OS page cache, or evict the datadir's pages where dropping is not
+permitted. Warm: untimed runs until the buffer pool's physical reads stop growing."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def drop_os_cache(datadir: Path) -> dict[str, Any]:
+    """Empty the page cache of the datadir's files; says which method ran."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return {"method": "drop_caches", "scope": "whole page cache"}
+    except OSError as exc:
+        evicted = 0
+        for directory, _, files in os.walk(datadir):
+            for name in files:
+                try:
+                    fd = os.open(os.path.join(directory, name), os.O_RDONLY)
+                except OSError:
+                    continue
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    evicted += 1
+                finally:
+                    os.close(fd)
+        return {"method": "posix_fadvise(DONTNEED)", "scope": f"{evicted} datadir files",
+                "why": f"drop_caches not permitted: {exc.strerror}"}
+
+
+def warm_up(run_once, max_runs: int) -> dict[str, Any]:
+    """Run the query untimed until one run does no physical reads, at most ``max_runs`` times.
+
+    ``run_once`` returns that run's Innodb_buffer_pool_reads delta (None where the server lacks
+    the counter, in which case warmth cannot be proved and the result says so).
+    """
+    reads_per_run = []
+    for _ in range(max_runs):
+        reads = run_once()
+        reads_per_run.append(reads)
+        if reads is None:
+            return {"warm": None, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
+                    "why": "Innodb_buffer_pool_reads is absent on this server"}
+        if reads == 0:
+            return {"warm": True, "runs": len(reads_per_run), "reads_per_run": reads_per_run}
+    return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
+            "why": f"physical reads still growing after {max_runs} runs: the working set does not fit the buffer pool"}
