@@ -40,3 +40,15 @@ def test_unmarked_external_target_refuses_schema_changes(target):
         ownership.claim_schema(conn, external, "not_allowed")
     assert not ownership.schema_exists(conn, "not_allowed")
     conn.close()
+
+
+def test_exclusive_lock_excludes_a_second_holder(target):
+    from mysqlbench.errors import MysqlbenchError
+    from mysqlbench.targets.lock import exclusive
+
+    with exclusive(target):
+        with pytest.raises(MysqlbenchError, match="holds mysqlbench:exclusive"):
+            with exclusive(target, wait_s=0):
+                pass
+    with exclusive(target, wait_s=0):  # released on exit
+        pass

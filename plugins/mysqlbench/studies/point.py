@@ -14,45 +14,13 @@ from mysqlbench.errors import MysqlbenchError, NotApplicable
 from mysqlbench.results.store import Sample
 from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection, server_info
+from mysqlbench.targets.lock import exclusive
 from mysqlbench.workloads.tpch import queries
 
 log = logging.getLogger(__name__)
 
-LOCK_NAME = "mysqlbench:exclusive"
 IDLE_WAIT_S = 60
 UNITS = {"Innodb_data_read": "bytes", "pages_data_bytes": "bytes"}
-
-
-@contextlib.contextmanager
-def exclusive(target: TargetConnection, wait_s: int = 3600):
-    """A server-side named lock: excludes every other mysqlbench task on this server, from this
-    or any other Airflow deployment. It lives in its own connection; a restart drops it and the
-    caller takes it again (:meth:`Exclusive.renew`)."""
-    holder = _Exclusive(target, wait_s)
-    holder.renew()
-    try:
-        yield holder
-    finally:
-        holder.release()
-
-
-class _Exclusive:
-    def __init__(self, target: TargetConnection, wait_s: int):
-        self.target, self.wait_s, self.conn = target, wait_s, None
-
-    def renew(self) -> None:
-        self.release()
-        self.conn = self.target.connect()
-        with self.conn.cursor() as cur:
-            cur.execute("SELECT GET_LOCK(%s, %s)", (LOCK_NAME, self.wait_s))
-            if cur.fetchone()[0] != 1:
-                raise MysqlbenchError(f"another mysqlbench task holds {LOCK_NAME} on {self.target.conn_id}")
-
-    def release(self) -> None:
-        if self.conn is not None:
-            with contextlib.suppress(Exception):
-                self.conn.close()  # closing releases the lock
-            self.conn = None
 
 
 def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
@@ -62,7 +30,9 @@ def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
         with conn.cursor() as cur:
             cur.execute("SELECT ID, USER, COMMAND, LEFT(COALESCE(INFO, ''), 80) FROM information_schema.PROCESSLIST "
                         "WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump') "
-                        "AND USER NOT IN ('system user', 'event_scheduler')")
+                        "AND USER NOT IN ('system user', 'event_scheduler') "
+                        # a task waiting for our lock is blocked, not working
+                        "AND COALESCE(INFO, '') NOT LIKE 'SELECT GET_LOCK(%%'")
             busy = cur.fetchall()
         if not busy:
             return
@@ -80,6 +50,7 @@ class PointRun:
 
             self.control = ManagedServer(ManagedSpec.load(target.managed_target))
         self.samples: list[Sample] = []
+        self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "explain": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"]}
 
@@ -89,9 +60,20 @@ class PointRun:
         settings = knobs.translate(self.point["knobs"], info, raw_variables=self.spec.variables)
         return (info, [s for s in settings if s.scope == "session"], [s for s in settings if s.scope == "global"])
 
+    @contextlib.contextmanager
+    def _phase(self, name: str):
+        """Time spent in restart, warm-up, measuring and explain, recorded so orchestration
+        overhead (everything else) can be told apart."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] += time.monotonic() - started
+
     def _restart(self, global_settings) -> None:
         """Managed: restart with the base config plus this point's global settings."""
-        self.control.restart({s.variable: s.value for s in global_settings})
+        with self._phase("restart"):
+            self.control.restart({s.variable: s.value for s in global_settings})
 
     def _session(self, info, session_settings):
         conn = self.target.connect(database=self.spec.dataset.schema_name)
@@ -120,6 +102,8 @@ class PointRun:
                     self._run_query(query_id, info, session_settings, global_settings, lock)
             finally:
                 self._restore_globals(restored)
+        self.samples += [Sample("phase_seconds", round(seconds, 3), "s", metadata={**self.meta, "phase": phase})
+                         for phase, seconds in self.phases.items()]
         return self.samples
 
     def _apply_globals(self, info, global_settings, lock) -> list[tuple[str, Any]]:
@@ -159,23 +143,27 @@ class PointRun:
                         conn.close()
                     self._restart(global_settings)
                     lock.renew()
-                    evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir),
-                                "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
+                    with self._phase("restart"):
+                        evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir),
+                                    "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
                     conn, runner, applied = self._session(info, session_settings)
                 elif conn is None:
                     conn, runner, applied = self._session(info, session_settings)
-                    evidence = cache.warm_up(lambda: self._untimed(runner, query), self.spec.warmup_max_runs)
+                    with self._phase("warmup"):
+                        evidence = cache.warm_up(lambda: self._untimed(runner, query), self.spec.warmup_max_runs)
                     if evidence["warm"] is False:
                         log.warning("%s: %s", self.point["label"], evidence["why"])
-                runner.execute(query.setup)
-                wait_until_idle(conn)
-                execution = runner.run(query_id, query.statement, keep_answer=repetition == 0)
-                runner.execute(query.teardown)
+                with self._phase("measure"):
+                    runner.execute(query.setup)
+                    wait_until_idle(conn)
+                    execution = runner.run(query_id, query.statement, keep_answer=repetition == 0)
+                    runner.execute(query.teardown)
                 self._record_execution(execution, {**meta, "repetition": repetition, "cache_evidence": evidence,
                                                    "applied": [a.__dict__ for a in applied]})
-            runner.execute(query.setup)
-            plan, plan_hash = runner.explain(query.statement)  # after the measured runs, never before
-            runner.execute(query.teardown)
+            with self._phase("explain"):
+                runner.execute(query.setup)
+                plan, plan_hash = runner.explain(query.statement)  # after the measured runs, never before
+                runner.execute(query.teardown)
             self.samples.append(Sample("plan", None, "json", status="ok",
                                        metadata={**meta, "plan_hash": plan_hash, "plan": plan}))
         finally:

@@ -81,6 +81,9 @@ def validate(data: dict[str, Any], recorder: TaskRecorder, dataset_id: str | Non
     from mysqlbench.studies.analysis import executions
     from mysqlbench.studies.validation import make_oracle, validate_study
 
+    import time
+
+    started = time.monotonic()
     spec = spec_of(data)
     execs = executions([r for r in _run_rows(recorder) if r["task_id"] == "measure_point"])
     expected_points = len(spec.points()) * len(spec.queries)
@@ -90,8 +93,9 @@ def validate(data: dict[str, Any], recorder: TaskRecorder, dataset_id: str | Non
         result = Validation(result.suite, False, result.statistics,
                             result.failures + [{"check": "points_recorded", "observed": got_points,
                                                 "expected": expected_points}])
-    recorder.record([Sample("noise_flags", len(flags), "count", metadata={"flags": flags})], [result],
-                    dataset_id=dataset_id)
+    recorder.record([Sample("noise_flags", len(flags), "count", metadata={"flags": flags}),
+                     Sample("phase_seconds", round(time.monotonic() - started, 3), "s", metadata={"phase": "validate"})],
+                    [result], dataset_id=dataset_id)
     log.info("validation %s: %s", "passed" if result.success else "FAILED", result.failures[:10])
     return {"success": result.success, "failures": result.failures, "statistics": result.statistics, "flags": flags}
 

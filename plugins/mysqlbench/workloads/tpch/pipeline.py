@@ -13,6 +13,7 @@ from mysqlbench.params import TpchLoadParams, validate_params
 from mysqlbench.recording import TaskRecorder
 from mysqlbench.results.store import Sample
 from mysqlbench.targets.connection import TargetConnection
+from mysqlbench.targets.lock import exclusive
 from mysqlbench.checks import validate_checks
 from mysqlbench.workloads.tpch import dataset, generate, validate
 
@@ -97,7 +98,8 @@ def reuse_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRe
 
 def create_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
     target = _target(params)
-    result = dataset.create_tables(target, params["schema"])
+    with exclusive(target):
+        result = dataset.create_tables(target, params["schema"])
     recorder.record([], target=target, dataset_id=data["dataset_id"])
     return result
 
@@ -111,8 +113,9 @@ def load(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -
                               f"the generate task made {data['dataset_id']}")
     target = _target(params)
     redo = validate_params(TpchLoadParams, params).redo_log_bytes()
-    result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"],
-                                 redo_log_size=redo)
+    with exclusive(target):
+        result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"],
+                                     redo_log_size=redo)
     samples = [Sample("load_seconds", result["seconds"], "s",
                       metadata={"streams": result["streams"], "profile": result["profile"]})]
     samples += [Sample("table_load_seconds", entry["seconds"], "s", metadata={"table": table, "rows": entry["rows"]})
@@ -123,7 +126,8 @@ def load(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -
 
 def add_constraints(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
     target = _target(params)
-    timings = dataset.add_constraints(target, params["schema"])
+    with exclusive(target):
+        timings = dataset.add_constraints(target, params["schema"])
     recorder.record([Sample("constraint_seconds", seconds, "s", metadata={"statement": head})
                      for head, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
     return timings
@@ -131,13 +135,15 @@ def add_constraints(params: dict[str, Any], data: dict[str, Any], recorder: Task
 
 def rename_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> None:
     target = _target(params)
-    dataset.rename_tables(target, params["schema"])
+    with exclusive(target):
+        dataset.rename_tables(target, params["schema"])
     recorder.record([], target=target, dataset_id=data["dataset_id"])
 
 
 def analyze(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
     target = _target(params)
-    timings = dataset.analyze_tables(target, params["schema"])
+    with exclusive(target):
+        timings = dataset.analyze_tables(target, params["schema"])
     recorder.record([Sample("analyze_seconds", seconds, "s", metadata={"table": table})
                      for table, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
     return timings
@@ -180,11 +186,12 @@ def ensure_dataset(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, 
         log.info("dataset %s already loaded and verified in %s: not reloading", data["dataset_id"], params["schema"])
         recorder.record([Sample("dataset_reused", 1.0, "bool")], target=target, dataset_id=data["dataset_id"])
         return data
-    dataset.create_tables(target, params["schema"])
-    loaded = dataset.load_tables(target, params["schema"], manifest, streams=params.get("load_streams", 2))
-    dataset.add_constraints(target, params["schema"])
-    dataset.rename_tables(target, params["schema"])
-    dataset.analyze_tables(target, params["schema"])
+    with exclusive(target):
+        dataset.create_tables(target, params["schema"])
+        loaded = dataset.load_tables(target, params["schema"], manifest, streams=params.get("load_streams", 2))
+        dataset.add_constraints(target, params["schema"])
+        dataset.rename_tables(target, params["schema"])
+        dataset.analyze_tables(target, params["schema"])
     conn = target.connect()
     try:
         result = validate_checks(validate.dataset_checks(conn, params["schema"], manifest), "tpch_load")
