@@ -5,9 +5,12 @@ a hash of the plan's structure. The measured window holds only the statement and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +49,7 @@ class Execution:
     checksum: str | None = None
     counters: dict[str, int | None] = field(default_factory=dict)  # None: the server lacks it
     os: dict[str, Any] = field(default_factory=dict)
+    os_samples: list[dict[str, Any]] = field(default_factory=list)  # one per second of the window
     answer: list[tuple] | None = None
 
 
@@ -77,12 +81,38 @@ def plan_structure_hash(plan: Any) -> str:
     return hashlib.sha256(json.dumps(shape(plan), sort_keys=True).encode()).hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def kill_on_terminate(kill_query):
+    """While the statement runs, SIGTERM (how Airflow stops a task) first kills the query on the
+    server, then goes on to the handler that was there before; the server's own timeout covers a
+    hard kill of this process."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum, frame):
+        with contextlib.suppress(Exception):
+            kill_query()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class StatementRunner:
     """Measures statements on one connection (the session whose settings were applied)."""
 
     def __init__(self, conn, server: ServerInfo, *, timeout_s: float, counters=SEED_COUNTERS,
-                 server_pid: int | None = None, slow_log: bool = False):
+                 server_pid: int | None = None, slow_log: bool = False, kill_query=None):
         self.conn = conn
+        self.kill_query = kill_query
         self.server = server
         self.counters = tuple(counters)
         self.server_pid = server_pid
@@ -120,18 +150,36 @@ class StatementRunner:
             self._session_long_query_time(0)
         rows: list[tuple] | None = None
         status = "ok"
-        cur = self.conn.cursor()
-        with OsSampler(server_pid=self.server_pid) as sampler:
+        outcome: dict[str, Any] = {}
+
+        def statement_and_fetch() -> None:
+            # timed here, around execute and fetch only
+            cur = self.conn.cursor()
             started = time.perf_counter()
             try:
                 cur.execute(statement)
-                rows = list(cur.fetchall())
-            except Exception as exc:  # the server killed it at the timeout
-                if getattr(exc, "args", (None,))[0] not in (ER_QUERY_INTERRUPTED, ER_STATEMENT_TIMEOUT, ER_QUERY_TIMEOUT):
-                    raise
-                status = "timeout"
-            elapsed = time.perf_counter() - started
-        cur.close()
+                outcome["rows"] = list(cur.fetchall())
+            except Exception as exc:  # noqa: BLE001 - handed to the main thread
+                outcome["error"] = exc
+            outcome["elapsed"] = time.perf_counter() - started
+            cur.close()
+
+        # The statement runs in a helper thread so the main thread stays free to handle SIGTERM
+        # (a blocked C call would delay Python's signal handler until the query ends).
+        with kill_on_terminate(lambda: self.kill_query(self.connection_id) if self.kill_query else None), \
+                OsSampler(server_pid=self.server_pid) as sampler:
+            worker = threading.Thread(target=statement_and_fetch, daemon=True)
+            worker.start()
+            while worker.is_alive():
+                worker.join(0.2)
+        elapsed = outcome["elapsed"]
+        if "error" in outcome:
+            exc = outcome["error"]
+            if getattr(exc, "args", (None,))[0] not in (ER_QUERY_INTERRUPTED, ER_STATEMENT_TIMEOUT, ER_QUERY_TIMEOUT):
+                raise exc
+            status = "timeout"  # the server killed it at the timeout
+        else:
+            rows = outcome["rows"]
         if self.slow_log:
             self._session_long_query_time(10)
         self._statement_timeout(0)
@@ -152,7 +200,7 @@ class StatementRunner:
             server_time_source=SLOW_LOG_SOURCE if self.slow_log else "not available on this target",
             rows=len(rows) if rows is not None else None,
             checksum=checksum(rows) if rows is not None else None,
-            counters=counters, os=sampler.summary(), answer=rows if keep_answer else None,
+            counters=counters, os=sampler.summary(), os_samples=sampler.samples, answer=rows if keep_answer else None,
         )
 
     def explain(self, statement: str) -> tuple[dict[str, Any], str]:

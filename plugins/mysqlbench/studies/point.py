@@ -80,7 +80,8 @@ class PointRun:
         applied = knobs.apply_settings(conn, self.target, info, session_settings)
         slow_log = measure.enable_slow_log_table(conn, self.target)
         runner = measure.StatementRunner(conn, info, timeout_s=self.spec.timeout_s, slow_log=slow_log,
-                                         server_pid=self.control._pid() if self.control else None)
+                                         server_pid=self.control._pid() if self.control else None,
+                                         kill_query=self._kill_query)
         return conn, runner, applied
 
     # -- the point --------------------------------------------------------------------------------
@@ -170,6 +171,14 @@ class PointRun:
             if conn is not None:
                 conn.close()
 
+    def _kill_query(self, connection_id: int) -> None:
+        conn = self.target.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("KILL QUERY %s", (int(connection_id),))
+        finally:
+            conn.close()
+
     @staticmethod
     def _untimed(runner, query) -> int | None:
         runner.execute(query.setup)
@@ -193,6 +202,9 @@ class PointRun:
             unit = "pct" if name.endswith("_pct") else "bytes" if name.endswith("_bytes") else "s" \
                 if name == "seconds" else "count"
             self.samples.append(Sample(f"os_{name}", value, unit, metadata=meta))
+        if execution.os_samples:
+            self.samples.append(Sample("os_samples", len(execution.os_samples), "count",
+                                       metadata={**meta, "per_second": execution.os_samples}))
         if execution.answer is not None:
             rows = [[measure_value(v) for v in row] for row in execution.answer[:10_000]]
             self.samples.append(Sample("answer", len(execution.answer), "rows", metadata={**meta, "answer": rows}))
