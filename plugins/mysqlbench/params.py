@@ -15,14 +15,13 @@ CONN_ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,250}$"
 SCHEMA_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 
 
-class TpchLoadParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=False)
+class DatasetFields(BaseModel):
+    """Scale factor and schema, shared by tpch_load's params and the study specs' dataset."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     scale_factor: float = Field(gt=0, le=1000, description="TPC-H scale factor (1 = 1 GB of .tbl files)")
-    target_conn_id: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the target")
-    schema_name: str = Field(alias="schema", description="schema to load into")
-    load_streams: int = Field(default=2, ge=1, le=16, description="parallel LOAD DATA connections")
-    load_redo_log_size: str = Field(default="keep", description="redo log size during the load, or keep")
+    schema_name: str = Field(default="tpch", alias="schema", description="schema to load into")
 
     @field_validator("scale_factor", mode="before")
     @classmethod
@@ -30,6 +29,17 @@ class TpchLoadParams(BaseModel):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"must be a number, not {value!r}")
         return value
+
+    @field_validator("schema_name")
+    @classmethod
+    def _schema(cls, value: str) -> str:
+        return check_schema(value)
+
+
+class TpchLoadParams(DatasetFields):
+    target_conn_id: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the target")
+    load_streams: int = Field(default=2, ge=1, le=16, description="parallel LOAD DATA connections")
+    load_redo_log_size: str = Field(default="keep", description="redo log size during the load, or keep")
 
     @field_validator("load_redo_log_size")
     @classmethod
@@ -40,11 +50,6 @@ class TpchLoadParams(BaseModel):
 
     def redo_log_bytes(self) -> int | None:
         return None if self.load_redo_log_size == "keep" else parse_size(self.load_redo_log_size)
-
-    @field_validator("schema_name")
-    @classmethod
-    def _schema(cls, value: str) -> str:
-        return check_schema(value)
 
 
 def validate_params(model: type[BaseModel], raw: dict[str, Any]) -> BaseModel:

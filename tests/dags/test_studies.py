@@ -60,6 +60,17 @@ def test_bka_study_succeeds_and_publishes(bka_run):
     assert len(states(bka_run)["measure_point"]) == 1 and rows(bka_run, validations, task_id="validate")[0]["success"]
 
 
+def test_mapped_points_are_named_readably(bka_run):
+    from airflow.models import TaskInstance
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        names = set(session.scalars(select(TaskInstance.rendered_map_index).where(
+            TaskInstance.run_id == bka_run.run_id, TaskInstance.task_id == "measure_point")))
+    assert "bka=on join_buffer_size=6M mrr_buffer_size=6M cache=cold" in names and len(names) == 8
+
+
 def test_bka_on_points_use_bka(bka_run):
     measured = rows(bka_run, task_id="measure_point")
     for row in measured:

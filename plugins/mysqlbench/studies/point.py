@@ -206,7 +206,7 @@ class PointRun:
             self.samples.append(Sample("os_samples", len(execution.os_samples), "count",
                                        metadata={**meta, "per_second": execution.os_samples}))
         if execution.answer is not None:
-            rows = [[measure_value(v) for v in row] for row in execution.answer[:10_000]]
+            rows = [[json_value(v) for v in row] for row in execution.answer[:10_000]]
             self.samples.append(Sample("answer", len(execution.answer), "rows", metadata={**meta, "answer": rows}))
 
     def _not_applicable(self, why: str) -> list[Sample]:
@@ -215,7 +215,7 @@ class PointRun:
                        metadata={**self.meta, "query": q, "why": why}) for q in self.spec.queries]
 
 
-def measure_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     """JSON-safe answer values for the oracle check (decimals as floats: the check's tolerance is
     far above a double's rounding; dates ISO)."""
     from decimal import Decimal

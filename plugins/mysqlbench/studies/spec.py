@@ -12,29 +12,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mysqlbench import paths
-from mysqlbench.identifiers import check_name, check_schema
+from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import check_knob, check_settable_variable, parse_raw_value
-from mysqlbench.params import CONN_ID_PATTERN, validate_params
+from mysqlbench.params import CONN_ID_PATTERN, DatasetFields, validate_params
 
 STUDIES_DIR = paths.CONFIG_DIR / "studies"
 
 
-class DatasetSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    scale_factor: float = Field(gt=0, le=1000)
-    schema_name: str = Field(default="tpch", alias="schema")
-
-    @field_validator("scale_factor", mode="before")
-    @classmethod
-    def _number(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"must be a number, not {value!r}")
-        return value
-
-    @field_validator("schema_name")
-    @classmethod
-    def _schema(cls, value: str) -> str:
-        return check_schema(value)
+class DatasetSpec(DatasetFields):
+    """The study's dataset: TPC-H at a scale factor, in a schema."""
 
 
 class StudySpec(BaseModel):

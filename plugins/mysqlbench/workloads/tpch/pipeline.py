@@ -149,31 +149,35 @@ def analyze(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder
     return timings
 
 
-def validate_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+def _verify(target: TargetConnection, schema: str, manifest: dict[str, Any], dataset_id: str):
     """Great Expectations over the loaded schema; on success the schema is marked verified."""
     from datetime import datetime, timezone
 
+    conn = target.connect()
+    try:
+        ownership.require_owned(conn, target, schema)
+        result = validate_checks(validate.dataset_checks(conn, schema, manifest), "tpch_load")
+        if result.success:
+            ownership.set_marker(conn, schema, state="verified", dataset_id=dataset_id,
+                                 verified_at=datetime.now(timezone.utc).isoformat())
+    finally:
+        conn.close()
+    return result
+
+
+def validate_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
     manifest = generate.read_manifest(generate.dataset_dir(params["scale_factor"])) or {}
     if manifest.get("dataset_id") != data["dataset_id"]:
         manifest = {"scale_factor": data["scale_factor"], "dataset_id": data["dataset_id"],
                     "tables": {table: {"rows": rows} for table, rows in data["rows"].items()}}
     target = _target(params)
-    conn = target.connect()
-    try:
-        ownership.require_owned(conn, target, params["schema"])
-        result = validate_checks(validate.dataset_checks(conn, params["schema"], manifest), "tpch_load")
-        if result.success:
-            ownership.set_marker(conn, params["schema"], state="verified", dataset_id=data["dataset_id"],
-                                 verified_at=datetime.now(timezone.utc).isoformat())
-    finally:
-        conn.close()
+    result = _verify(target, params["schema"], manifest, data["dataset_id"])
     recorder.record([], [result], target=target, dataset_id=data["dataset_id"])
     if not result.success:
         raise MysqlbenchError(f"dataset validation failed: {result.failures}")
     log.info("dataset %s in %s verified: %d checks passed", data["dataset_id"], params["schema"],
              result.statistics["checks"])
     return {"success": True, "checks": result.statistics["checks"]}
-
 
 def ensure_dataset(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
     """The whole of ``tpch_load`` in one task, for a study that needs its dataset: skipped when
@@ -192,16 +196,7 @@ def ensure_dataset(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, 
         dataset.add_constraints(target, params["schema"])
         dataset.rename_tables(target, params["schema"])
         dataset.analyze_tables(target, params["schema"])
-    conn = target.connect()
-    try:
-        result = validate_checks(validate.dataset_checks(conn, params["schema"], manifest), "tpch_load")
-        if result.success:
-            from datetime import datetime, timezone
-
-            ownership.set_marker(conn, params["schema"], state="verified", dataset_id=data["dataset_id"],
-                                 verified_at=datetime.now(timezone.utc).isoformat())
-    finally:
-        conn.close()
+        result = _verify(target, params["schema"], manifest, data["dataset_id"])
     recorder.record([Sample("load_seconds", loaded["seconds"], "s", metadata={"profile": loaded["profile"]})],
                     [result], target=target, dataset_id=data["dataset_id"])
     if not result.success:
