@@ -36,6 +36,8 @@ def study_params(spec: StudySpec) -> dict[str, Param]:
         "settings": Param(spec.settings, type="object", description="knobs fixed for every point"),
         "variables": Param(spec.variables, type="object", description="raw server variables, fixed"),
         "matrix": Param(spec.matrix, type="object", description="swept knobs: cross product of the lists"),
+        "counters": Param(spec.counters, type="array", items={"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"},
+                          description="status counters whose deltas are recorded per execution"),
         "cache": Param(spec.cache, type="array", items={"type": "string", "enum": ["warm", "cold"]}),
         "repetitions": Param(spec.repetitions, type="integer", minimum=1, maximum=100),
         "timeout_s": Param(spec.timeout_s, type="number", exclusiveMinimum=0, maximum=86400,

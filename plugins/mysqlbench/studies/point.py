@@ -11,6 +11,7 @@ from typing import Any
 
 from mysqlbench import cache, knobs, measure
 from mysqlbench.errors import MysqlbenchError, NotApplicable
+from mysqlbench.results.lineage import filesystem_of
 from mysqlbench.results.store import Sample
 from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection, server_info
@@ -80,6 +81,7 @@ class PointRun:
         applied = knobs.apply_settings(conn, self.target, info, session_settings)
         slow_log = measure.enable_slow_log_table(conn, self.target)
         runner = measure.StatementRunner(conn, info, timeout_s=self.spec.timeout_s, slow_log=slow_log,
+                                         counters=self.spec.counters,
                                          server_pid=self.control._pid() if self.control else None,
                                          kill_query=self._kill_query)
         return conn, runner, applied
@@ -146,6 +148,7 @@ class PointRun:
                     lock.renew()
                     with self._phase("restart"):
                         evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir),
+                                    "datadir_fs": filesystem_of(self.control.datadir),
                                     "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
                     conn, runner, applied = self._session(info, session_settings)
                 elif conn is None:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mysqlbench import paths
 from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import check_knob, check_settable_variable, parse_raw_value
+from mysqlbench.measure import SEED_COUNTERS
 from mysqlbench.params import CONN_ID_PATTERN, DatasetFields, validate_params
 
 STUDIES_DIR = paths.CONFIG_DIR / "studies"
@@ -35,6 +36,7 @@ class StudySpec(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)     # knobs fixed for every point
     variables: dict[str, Any] = Field(default_factory=dict)    # raw server variables, fixed
     matrix: dict[str, list[Any]] = Field(default_factory=dict)  # cross product; a mapping = paired knobs
+    counters: list[str] = Field(default_factory=lambda: list(SEED_COUNTERS), min_length=1)
     cache: list[Literal["warm", "cold"]] = Field(default_factory=lambda: ["warm"], min_length=1)
     repetitions: int = Field(default=3, ge=1, le=100)
     warmup_max_runs: int = Field(default=5, ge=1, le=50)
@@ -57,6 +59,14 @@ class StudySpec(BaseModel):
 
         for query_id in value:
             queries.load(query_id, 1)
+        return value
+
+    @field_validator("counters")
+    @classmethod
+    def _counters(cls, value: list[str]) -> list[str]:
+        # status variable names, matched against SHOW GLOBAL STATUS output, never put in SQL
+        for name in value:
+            check_name(name, "counter name")
         return value
 
     @field_validator("settings")

@@ -16,7 +16,7 @@ from mysqlbench.targets.connection import TargetConnection
 log = logging.getLogger(__name__)
 
 # trigger-form params -> spec fields
-PARAM_FIELDS = ("queries", "settings", "variables", "matrix", "cache", "repetitions", "timeout_s", "seed",
+PARAM_FIELDS = ("queries", "settings", "variables", "matrix", "counters", "cache", "repetitions", "timeout_s", "seed",
                 "noise_cv_max", "allow_timeouts")
 
 
@@ -112,7 +112,8 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
             meta = json.loads(row["metadata"])
             plans.append({"query": meta["query"], "point": meta["point"], "plan_hash": meta["plan_hash"]})
     first = rows[0] if rows else {}
-    metadata = {"spec": data, "seed": data.get("seed"), "server": first.get("server_version"),
+    seed = json.loads(first["metadata"]).get("seed") if first else None  # the seed the points ran with
+    metadata = {"spec": data, "seed": seed, "server": first.get("server_version"),
                 "variables_hash": first.get("variables_hash"), "host_hash": first.get("host_hash"),
                 "dataset_id": first.get("dataset_id"), "package_version": first.get("package_version")}
     validation = validation or {"success": False, "failures": [{"check": "validation task did not finish"}]}

@@ -1,0 +1,49 @@
+"""Study specs: every shipped spec validates, the matrix expands as a cross product with paired
+dimensions, the order is random but reproducible from its seed, and bad specs name the problem."""
+
+import pytest
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.measure import SEED_COUNTERS
+from mysqlbench.studies.spec import load_spec, study_files
+
+
+def test_every_shipped_spec_validates():
+    names = {path.stem for path in study_files()}
+    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power"}
+    for name in names:
+        assert load_spec(name).counters == list(SEED_COUNTERS)
+
+
+def test_bka_matrix_pairs_buffers_and_crosses_cache():
+    points = load_spec("tpch_bka_study", {"seed": 5}).points()
+    assert len(points) == 2 * 2 * 2
+    labels = {p["label"] for p in points}
+    assert "bka=on join_buffer_size=6M mrr_buffer_size=6M cache=cold" in labels
+    assert "bka=on join_buffer_size=6M mrr_buffer_size=256K cache=cold" not in labels  # paired, not crossed
+    for p in points:
+        assert p["knobs"]["icp"] is False and p["knobs"]["buffer_pool_size"] == "64M"  # fixed settings kept
+
+
+def test_order_is_random_and_reproducible():
+    a = [p["label"] for p in load_spec("tpch_bka_study", {"seed": 5}).points()]
+    b = [p["label"] for p in load_spec("tpch_bka_study", {"seed": 5}).points()]
+    c = [p["label"] for p in load_spec("tpch_bka_study", {"seed": 6}).points()]
+    assert a == b and sorted(a) == sorted(c) and a != c
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"queries": ["q03", "q23"]}, "unknown query 'q23'"),
+    ({"settings": {"bka": "on"}}, "both fixed in settings and swept in the matrix: ['bka']"),
+    ({"matrix": {"join_buffer_size": ["6M", "6M'"]}}, "is not a size"),
+    ({"matrix": {"bogus": [1]}}, "unknown knob 'bogus'"),
+    ({"variables": {"secure_file_priv": "/tmp"}}, "path-valued or security-relevant"),
+    ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+    ({"cache": ["lukewarm"]}, "cache.0: Input should be 'warm' or 'cold'"),
+    ({"dataset": {"schema": "x`y"}}, "schema name 'x`y' is not allowed"),
+    ({"extra_field": 1}, "extra_field: Extra inputs are not permitted"),
+])
+def test_bad_specs_name_the_problem(overrides, message):
+    with pytest.raises(InvalidInput) as caught:
+        load_spec("tpch_bka_study", overrides)
+    assert message in str(caught.value)
