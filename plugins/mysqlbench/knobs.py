@@ -283,8 +283,9 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) ->
 
     Session settings are allowed on any target; a global one needs a marked benchmark target. A
     variable that needs a restart raises :class:`NotApplicable` here: restarting is the target
-    control's job (see :func:`restart_settings`). A value the server silently shrinks (a cap, a
-    maximum) raises too, so no run is recorded with a setting it did not have.
+    control's job (a managed target restarts with the globals in its my.cnf). A value the server
+    silently shrinks (a cap, a maximum) raises too, so no run is recorded with a setting it did
+    not have.
     """
     applied = []
     for setting in settings:
@@ -306,16 +307,6 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) ->
         applied.append(Applied(setting.knob, setting.variable, scope, value, effective))
         log.info("%s: %s %s = %s (asked %s)", setting.knob, scope, setting.variable, effective, value)
     return applied
-
-
-def restart_settings(settings: list[Setting], conn, server: ServerInfo, target) -> dict[str, Any]:
-    """The subset of global ``settings`` that only take effect through a restart (my.cnf)."""
-    needed = {}
-    for setting in settings:
-        info = describe_variable(conn, server, setting.variable, may_probe_global=target.benchmark_target)
-        if setting.scope == "global" and info.dynamic is False:
-            needed[setting.variable] = setting.value
-    return needed
 
 
 def _check_effective(setting: Setting, asked: int | str, effective: int | str, server: ServerInfo) -> None:

@@ -211,3 +211,12 @@ def test_bad_study_input_fails_before_any_server_change(bag, managed, conf, mess
         conn.close()
     uptime_before, uptime_after = before.pop("Uptime"), after.pop("Uptime")
     assert after == before and uptime_after >= uptime_before
+
+
+def test_a_setting_the_server_will_not_take_marks_points_not_applicable(bag):
+    # max_sort_length tops out at 8M: the server would silently clamp 64M
+    result = run(bag, "tpch_icp_study", repetitions=1, cache=["warm"], variables={"max_sort_length": "64M"})
+    client = [r for r in rows(result, task_id="measure_point") if r["metric"] == "client_seconds"]
+    assert client and all(r["status"] == "not_applicable" for r in client)
+    assert all("capped or out of range" in json.loads(r["metadata"])["why"] for r in client)
+    assert str(result.state) == "failed"  # nothing was measured: the run is INVALID, not silently green

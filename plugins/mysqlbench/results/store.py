@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import sqlalchemy as sa
 
 from mysqlbench import paths
-from mysqlbench.results.lineage import Lineage, stable_hash, stable_variables
+from mysqlbench.results.lineage import Lineage, stable_hash, stable_variables, variables_hash
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class ResultsStore:
     # -- snapshots, each kept once ------------------------------------------------------------
     def keep_server_snapshot(self, flavor: str, version: str, variables: dict[str, Any]) -> str:
         kept = stable_variables(variables)
-        key = stable_hash(kept)
+        key = variables_hash(variables)
         self._insert_once(server_snapshots, "variables_hash", key, server_flavor=flavor,
                           server_version=version, variables=json.dumps(kept, sort_keys=True))
         return key

@@ -82,7 +82,7 @@ class PointRun:
         slow_log = measure.enable_slow_log_table(conn, self.target)
         runner = measure.StatementRunner(conn, info, timeout_s=self.spec.timeout_s, slow_log=slow_log,
                                          counters=self.spec.counters,
-                                         server_pid=self.control._pid() if self.control else None,
+                                         server_pid=self.control.pid() if self.control else None,
                                          kill_query=self._kill_query)
         return conn, runner, applied
 
@@ -99,10 +99,13 @@ class PointRun:
                 return self._not_applicable(str(exc))
             finally:
                 probe.close()
-            restored = self._apply_globals(info, global_settings, lock)
+            restored: list[tuple[str, Any]] = []
             try:
+                restored = self._apply_globals(info, global_settings, lock)
                 for query_id in self.spec.queries:
                     self._run_query(query_id, info, session_settings, global_settings, lock)
+            except NotApplicable as exc:  # the server would not take a setting as asked
+                return self._not_applicable(str(exc))
             finally:
                 self._restore_globals(restored)
         self.samples += [Sample("phase_seconds", round(seconds, 3), "s", metadata={**self.meta, "phase": phase})

@@ -163,7 +163,7 @@ class ManagedServer:
         raise TargetUnavailable(f"mariadbd did not answer within {START_TIMEOUT_S} s: {self.error_tail()}")
 
     def stop(self) -> None:
-        pid = self._pid()
+        pid = self.pid()
         if pid is None:
             return
         try:
@@ -185,7 +185,7 @@ class ManagedServer:
         self.start(overrides)
 
     def is_running(self) -> bool:
-        return self._pid() is not None and self._ping()
+        return self.pid() is not None and self._ping()
 
     def health(self) -> dict[str, Any]:
         conn = self.admin_connect()
@@ -255,7 +255,7 @@ class ManagedServer:
         except TargetUnavailable:
             return False
 
-    def _pid(self) -> int | None:
+    def pid(self) -> int | None:
         try:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
