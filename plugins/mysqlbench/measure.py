@@ -66,19 +66,46 @@ def read_status(conn) -> dict[str, int]:
 
 
 def plan_structure_hash(plan: Any) -> str:
-    """Hash of a plan's shape: access types, tables, keys, join and sort strategies; costs, row
-    estimates and timings are left out so the same plan hashes the same across runs."""
-    volatile = ("cost", "rows", "filtered", "r_", "time", "loops", "pages", "bytes", "size", "used")
+    """Hash of a plan's shape: access types, tables, keys, join, MRR and sort strategies. Numbers
+    (row estimates, filtered, costs), cost blocks and ANALYZE's r_* fields are left out, so the
+    same plan hashes the same across runs and data sizes."""
 
     def shape(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: shape(v) for k, v in sorted(node.items())
-                    if not any(part in k.lower() for part in volatile) and not isinstance(v, (int, float))}
+                    if not k.startswith("r_") and "cost" not in k and not isinstance(v, (int, float))}
         if isinstance(node, list):
             return [shape(v) for v in node]
         return node
 
     return hashlib.sha256(json.dumps(shape(plan), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def plan_outline(plan: Any) -> list[str]:
+    """One line per table access: table, access type, key, and the MRR/join-buffer strategy."""
+    lines: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            table = node.get("table")
+            if isinstance(table, dict) and "table_name" in table:
+                parts = [table["table_name"], table.get("access_type", "?")]
+                if table.get("key"):
+                    parts.append(f"key={table['key']}")
+                if table.get("mrr_type"):
+                    parts.append(f"mrr={table['mrr_type']}")
+                join = node.get("join_type")  # set on MariaDB's block-nl-join (e.g. "BKA")
+                if join:
+                    parts.append(f"join={join}")
+                lines.append(" ".join(str(p) for p in parts))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(plan)
+    return lines
 
 
 @contextlib.contextmanager

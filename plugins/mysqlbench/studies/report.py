@@ -73,13 +73,16 @@ def write_report(*, spec, dag_id: str, run_id: str, execs: list[dict[str, Any]],
                                       columns="cache", values="median_s", aggfunc="first")
             tables.append((f"Warm vs cold for {query} (median s)", pivot.to_html(float_format="%.4f", na_rep="-")))
     plan_groups: dict[str, list[str]] = {}
+    outlines: dict[str, list[str]] = {}
     for plan in plans:
-        plan_groups.setdefault(f"{plan['query']} plan {plan['plan_hash']}", []).append(plan["point"])
+        key = f"{plan['query']} plan {plan['plan_hash']}"
+        plan_groups.setdefault(key, []).append(plan["point"])
+        outlines[key] = plan.get("outline", [])
     summary = {
         "study": spec.study, "dag_id": dag_id, "run_id": run_id, "valid": valid,
         "label": "TPC-H-derived; not an official TPC-H metric",
         "findings": sentences, "noise_flags": flags, "validation": validation,
-        "points": summaries, "plans": plan_groups, "metadata": metadata,
+        "points": summaries, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
     }
     (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     esc = html.escape
@@ -94,8 +97,9 @@ def write_report(*, spec, dag_id: str, run_id: str, execs: list[dict[str, Any]],
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]
     body += [f"<h2>{esc(title)}</h2>{table}" for title, table in tables]
-    body.append("<h2>Plans</h2><ul>" + "".join(f"<li>{esc(k)}: {esc(', '.join(v))}</li>"
-                                               for k, v in plan_groups.items()) + "</ul>")
+    body.append("<h2>Plans (points sharing a plan structure)</h2><ul>" + "".join(
+        f"<li><b>{esc(k)}</b>: {esc(', '.join(v))}<pre>{esc(chr(10).join(outlines.get(k, [])))}</pre></li>"
+        for k, v in plan_groups.items()) + "</ul>")
     body.append(f"<h2>Run metadata</h2><pre>{esc(json.dumps(metadata, indent=2, default=str))}</pre>")
     (directory / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>" + esc(spec.study) + "</title>"

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from mysqlbench.errors import MysqlbenchError
+from mysqlbench.measure import plan_outline
 from mysqlbench.recording import TaskRecorder
 from mysqlbench.results.store import Sample, Validation, samples
 from mysqlbench.studies.spec import StudySpec, load_spec
@@ -110,7 +111,8 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     for row in rows:
         if row["metric"] == "plan":
             meta = json.loads(row["metadata"])
-            plans.append({"query": meta["query"], "point": meta["point"], "plan_hash": meta["plan_hash"]})
+            plans.append({"query": meta["query"], "point": meta["point"], "plan_hash": meta["plan_hash"],
+                          "outline": plan_outline(meta["plan"])})
     first = rows[0] if rows else {}
     seed = json.loads(first["metadata"]).get("seed") if first else None  # the seed the points ran with
     metadata = {"spec": data, "seed": seed, "server": first.get("server_version"),

@@ -1,0 +1,45 @@
+"""Plan-structure hashes on EXPLAIN FORMAT=JSON captured from MariaDB 10.11 (TPC-H Q10, SF 1)."""
+
+import copy
+import json
+from pathlib import Path
+
+from mysqlbench.measure import plan_structure_hash
+
+PLANS = json.loads((Path(__file__).parents[1] / "data" / "q10_plans_mrr_on_off.json").read_text())
+
+
+def test_mrr_changes_the_plan_structure():
+    assert "Rowid-ordered scan" in json.dumps(PLANS["mrr_on"])
+    assert plan_structure_hash(PLANS["mrr_on"]) != plan_structure_hash(PLANS["mrr_off"])
+
+
+def test_estimates_do_not_change_the_hash():
+    bumped = copy.deepcopy(PLANS["mrr_on"])
+    first = bumped["query_block"]["filesort"]["temporary_table"]["nested_loop"][0]["table"]
+    first["rows"] = first["rows"] * 10
+    first["filtered"] = 12.5
+    first["r_total_time_ms"] = 99.0
+    assert plan_structure_hash(bumped) == plan_structure_hash(PLANS["mrr_on"])
+
+
+def test_a_different_index_changes_the_hash():
+    other = copy.deepcopy(PLANS["mrr_off"])
+    other["query_block"]["filesort"]["temporary_table"]["nested_loop"][0]["table"]["key"] = "i_o_custkey"
+    assert plan_structure_hash(other) != plan_structure_hash(PLANS["mrr_off"])
+
+
+def test_outline_names_the_mrr_strategy():
+    from mysqlbench.measure import plan_outline
+
+    on = plan_outline(PLANS["mrr_on"])
+    assert on[0] == "orders range key=i_o_orderdate mrr=Rowid-ordered scan"
+    assert len(on) == 4 and all("mrr=" not in line for line in plan_outline(PLANS["mrr_off"]))
+
+
+def test_outline_names_bka():
+    from mysqlbench.measure import plan_outline
+
+    captured = json.loads((Path(__file__).parents[1] / "data" / "q03_bka_plan_bka_on.json").read_text())
+    outline = plan_outline(captured["plan"])
+    assert any(line.startswith("lineitem ref key=L_ORDERKEY") and "join=BKA" in line for line in outline), outline
