@@ -220,3 +220,13 @@ def test_a_setting_the_server_will_not_take_marks_points_not_applicable(bag):
     assert client and all(r["status"] == "not_applicable" for r in client)
     assert all("capped or out of range" in json.loads(r["metadata"])["why"] for r in client)
     assert str(result.state) == "failed"  # nothing was measured: the run is INVALID, not silently green
+
+
+def test_managed_target_is_back_on_its_base_config_after_a_study(bka_run, managed):
+    from mysqlbench import knobs
+
+    conn = managed.admin_connect()
+    try:  # the BKA points ran with a 64M buffer pool; the test target's base is 256M
+        assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == 256 << 20
+    finally:
+        conn.close()

@@ -51,6 +51,7 @@ class PointRun:
 
             self.control = ManagedServer(ManagedSpec.load(target.managed_target))
         self.samples: list[Sample] = []
+        self._global_settings: list[knobs.Setting] = []
         self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "explain": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"]}
@@ -100,6 +101,7 @@ class PointRun:
             finally:
                 probe.close()
             restored: list[tuple[str, Any]] = []
+            self._global_settings = global_settings
             try:
                 restored = self._apply_globals(info, global_settings, lock)
                 for query_id in self.spec.queries:
@@ -114,8 +116,9 @@ class PointRun:
 
     def _apply_globals(self, info, global_settings, lock) -> list[tuple[str, Any]]:
         if self.control is not None:
-            self._restart(global_settings)  # resets every other global to the base config
-            lock.renew()
+            if self.point["cache"] != "cold":  # a cold point restarts before every repetition anyway
+                self._restart(global_settings)  # resets every other global to the base config
+                lock.renew()
             return []
         conn = self.target.connect()
         try:
@@ -126,6 +129,12 @@ class PointRun:
         return before
 
     def _restore_globals(self, restored) -> None:
+        """Leave the server as the point found it: external targets get their values back; a
+        managed one restarts with its base config if the point changed a global."""
+        if self.control is not None:
+            if any(s.scope == "global" for s in self._global_settings):
+                self._restart([])
+            return
         if not restored:
             return
         conn = self.target.connect()
