@@ -38,3 +38,10 @@ def test_numbers_in_the_sentence_are_computed():
 def test_no_switch_swept_no_finding():
     plain = [{**p, "swept": {"join_buffer_size": "6M"}} for p in CAPTURED]
     assert findings(plain) == []
+
+
+def test_a_warm_cache_that_never_warmed_is_said_so():
+    points = [{**p, "warm": False if p["cache"] == "warm" else None} for p in CAPTURED]
+    warm = next(s for s in findings(points) if "warm cache" in s)
+    assert "never fully warm" in warm
+    assert "never fully warm" not in next(s for s in findings(points) if "cold cache" in s)

@@ -86,6 +86,7 @@ def findings(summaries: list[dict[str, Any]]) -> list[str]:
     for knob in switches:
         for cache in sorted({s["cache"] for s in summaries}):
             reads, times, read_read_ahead = [], [], []
+            unwarmable = False
             for on in summaries:
                 if on["cache"] != cache or _state(on["swept"].get(knob)) != "on" or on.get("median_s") is None:
                     continue
@@ -95,6 +96,7 @@ def findings(summaries: list[dict[str, Any]]) -> list[str]:
                             and {k: v for k, v in off["swept"].items() if k != knob}
                             == {k: v for k, v in on["swept"].items() if k != knob}):
                         times.append(_pct(on["median_s"], off["median_s"]))
+                        unwarmable = unwarmable or on.get("warm") is False or off.get("warm") is False
                         if on["Innodb_buffer_pool_reads"] is not None and off["Innodb_buffer_pool_reads"] is not None:
                             reads.append(_pct(on["Innodb_buffer_pool_reads"], off["Innodb_buffer_pool_reads"]))
                         if on["Innodb_buffer_pool_read_ahead"] is not None and off["Innodb_buffer_pool_read_ahead"] is not None:
@@ -112,7 +114,9 @@ def findings(summaries: list[dict[str, Any]]) -> list[str]:
                 if on_ra != off_ra:
                     parts.append(f"{'more' if on_ra > off_ra else 'less'} read-ahead ({on_ra:.0f} vs {off_ra:.0f} pages)")
             parts.append(_phrase(statistics.median([t for t in times if t is not None]), "less time", "more time"))
-            sentences.append(f"{knob} on vs off, {cache} cache ({len(times)} paired points): " + ", ".join(parts) + ".")
+            note = "; the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
+            sentences.append(f"{knob} on vs off, {cache} cache ({len(times)} paired points{note}): "
+                             + ", ".join(parts) + ".")
     return sentences
 
 
