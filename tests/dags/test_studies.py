@@ -230,3 +230,13 @@ def test_managed_target_is_back_on_its_base_config_after_a_study(bka_run, manage
         assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == 256 << 20
     finally:
         conn.close()
+
+
+def test_slow_log_holds_only_what_the_last_point_logged(bka_run, managed):
+    conn = managed.admin_connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT COUNT(*) FROM mysql.slow_log")
+            assert cur.fetchone()[0] < 200  # emptied at every restart of the managed target
+    finally:
+        conn.close()
