@@ -14,9 +14,11 @@ def validate_checks(rows: list[dict[str, Any]], suite_name: str) -> Validation:
     expectation and none is missing."""
     import great_expectations as gx
     import pandas as pd
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     frame = pd.DataFrame(rows, columns=["check", "subject", "observed", "expected"])
     context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # keep task logs readable
     batch = (context.data_sources.add_pandas("dataset_checks")
              .add_dataframe_asset("checks")
              .add_batch_definition_whole_dataframe("all")
