@@ -36,6 +36,7 @@ SLOW_LOG_SOURCE = "mysql.slow_log, long_query_time=0 in the measuring session"
 ER_QUERY_INTERRUPTED = 1317
 ER_STATEMENT_TIMEOUT = 1969  # MariaDB max_statement_time
 ER_QUERY_TIMEOUT = 3024      # MySQL max_execution_time
+TIMEOUT_COUNTERS = ("Max_statement_time_exceeded", "Max_execution_time_exceeded")  # MariaDB, MySQL
 
 
 @dataclass
@@ -211,6 +212,10 @@ class StatementRunner:
             self._session_long_query_time(10)
         self._statement_timeout(0)
         after = read_status(self.conn)
+        # Some interrupted statements (SLEEP, BENCHMARK on MariaDB) return a row instead of an
+        # error; the server's own timeout counter tells, so a cut-short run is never a time.
+        if status == "ok" and any(after.get(name, 0) > before.get(name, 0) for name in TIMEOUT_COUNTERS):
+            status, rows = "timeout", None
         server_s = self._server_seconds(statement) if self.slow_log and status == "ok" else None
         counters: dict[str, int | None] = {}
         for name in (*self.counters, PAGES_DATA):
