@@ -103,13 +103,11 @@ def test_server_time_and_counters_are_recorded_honestly(bka_run):
     assert os_cpu and all(0 <= r["value"] <= 100 for r in os_cpu)
 
 
-def test_points_run_in_recorded_random_order(bka_run):
-    from mysqlbench.studies.spec import load_spec
-
-    points = load_spec("tpch_bka_study", {"seed": 11}).points()
-    assert {p["seed"] for p in points} == {11}
-    unshuffled = load_spec("tpch_bka_study", {"seed": 12}).points()
-    assert [p["label"] for p in points] != [p["label"] for p in unshuffled]
+def test_point_order_seed_is_recorded_with_every_sample(bka_run):
+    measured = rows(bka_run, task_id="measure_point")
+    seeds = {json.loads(r["metadata"]).get("seed") for r in measured}
+    orders = {json.loads(r["metadata"])["point"]: json.loads(r["metadata"])["order"] for r in measured}
+    assert seeds == {11} and sorted(orders.values()) == list(range(8))
 
 
 def test_report_is_written_with_charts_tables_and_findings(bka_run):
@@ -237,6 +235,8 @@ def test_slow_log_holds_only_what_the_last_point_logged(bka_run, managed):
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT COUNT(*) FROM mysql.slow_log")
-            assert cur.fetchone()[0] < 200  # emptied at every restart of the managed target
+            # every point ends with a restart back to the base config, which empties the table;
+            # nothing logs between points (the global threshold stays at 10 s)
+            assert cur.fetchone()[0] == 0
     finally:
         conn.close()

@@ -1,11 +1,13 @@
-"""Flavor and version detection on what real servers report (@@version, @@version_comment)."""
+"""Flavor and version detection on @@version and @@version_comment. The MariaDB 10.11.19 pair was
+read from the server this project runs; the others follow the formats the vendors' servers report
+(no MySQL or Percona server can be installed here)."""
 
 import pytest
 
 from mysqlbench.targets.flavor import MARIADB, MYSQL, PERCONA, parse_server_info
 
 CAPTURED = [
-    # (version, version_comment, flavor, version tuple): captured from real servers
+    # (version, version_comment, flavor, version tuple)
     ("10.11.19-MariaDB-0+deb12u1", "Debian 12", MARIADB, (10, 11, 19)),
     ("5.5.5-10.6.12-MariaDB-log", "MariaDB Server", MARIADB, (10, 6, 12)),
     ("11.4.2-MariaDB", "mariadb.org binary distribution", MARIADB, (11, 4, 2)),

@@ -1,5 +1,7 @@
 """The MySQL path of describe_variable, which this machine cannot run (Debian ships no MySQL
-server): replayed against the error codes and messages MySQL 8.0 returns for these statements."""
+server): replayed against MySQL 8.0's documented error codes and messages for these statements
+(ER_UNKNOWN_SYSTEM_VARIABLE 1193, ER_INCORRECT_GLOBAL_LOCAL_VAR 1238, ER_SPECIFIC_ACCESS_DENIED
+1227). Not captured from a live MySQL server; check against one when a MySQL target is available."""
 
 import MySQLdb
 import pytest
@@ -10,7 +12,7 @@ from mysqlbench.targets.flavor import parse_server_info
 
 MYSQL_80 = parse_server_info("8.0.36", "MySQL Community Server - GPL")
 
-# statement -> error MySQL 8.0.36 raised for it (code, message), captured from a real server
+# statement -> the error MySQL 8.0 raises for it (code, message)
 CAPTURED = {
     "SELECT @@SESSION.innodb_buffer_pool_size": (1238, "Variable 'innodb_buffer_pool_size' is a GLOBAL variable"),
     "SELECT @@SESSION.innodb_page_size": (1238, "Variable 'innodb_page_size' is a GLOBAL variable"),

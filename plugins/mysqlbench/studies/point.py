@@ -140,7 +140,7 @@ class PointRun:
         """Leave the server as the point found it: external targets get their values back; a
         managed one restarts with its base config if the point changed a global."""
         if self.control is not None:
-            if any(s.scope == "global" for s in self._global_settings):
+            if self._global_settings:
                 self._restart([])
             return
         if not restored:

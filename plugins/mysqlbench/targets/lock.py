@@ -15,7 +15,7 @@ LOCK_NAME = "mysqlbench:exclusive"
 def exclusive(target: TargetConnection, wait_s: int = 3600):
     """A server-side named lock: excludes every other mysqlbench task on this server, from this
     or any other Airflow deployment. It lives in its own connection; a restart drops it and the
-    caller takes it again (:meth:`Exclusive.renew`)."""
+    caller takes it again with ``renew()``."""
     holder = _Exclusive(target, wait_s)
     holder.renew()
     try:
