@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 DEMO_SF ?= 0.1
 
-.PHONY: setup demo test bench down clean
+.PHONY: setup demo test lint bench down clean
 
 setup:
 	@bin/setup
@@ -21,11 +21,15 @@ demo: setup
 	@echo "  results store: $$(pwd)/work/results.db (this run's rows: work/demo-results.json)"
 	@echo "  Airflow log:   work/demo-airflow.log"
 
-test: setup
+lint: setup
+	.venv/bin/ruff check .
+
+test: lint
 	.venv/bin/pytest
 
 bench: setup
-	.venv/bin/python bench/load_bench.py
+	source bin/env.sh && .venv/bin/python bench/dataset_check_bench.py
+	source bin/env.sh && .venv/bin/python bench/load_bench.py
 	source bin/env.sh && .venv/bin/python bench/study_bench.py
 
 down:

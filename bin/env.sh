@@ -10,6 +10,8 @@ export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CON
 export AIRFLOW__LOGGING__LOGGING_LEVEL="${AIRFLOW__LOGGING__LOGGING_LEVEL:-INFO}"
 export GX_ANALYTICS_ENABLED=False
 export PYTHONPATH="$repo/plugins${PYTHONPATH:+:$PYTHONPATH}"
+# `airflow standalone` starts its children as `airflow` from PATH: it must find this venv's
+export PATH="$repo/.venv/bin:$PATH"
 if [ -f "$AIRFLOW_HOME/fernet.key" ]; then
   # connection passwords are stored encrypted in the metadata DB
   AIRFLOW__CORE__FERNET_KEY="$(cat "$AIRFLOW_HOME/fernet.key")"

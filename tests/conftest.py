@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+SUPPORT = REPO / "tests" / "support"
+sys.path.insert(0, str(SUPPORT))
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="mysqlbench-tests-"))
 os.chmod(_SESSION_DIR, 0o755)  # the server's OS user must reach its datadir
 
@@ -26,6 +28,10 @@ os.environ.update({
     "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_SESSION_DIR / 'airflow' / 'airflow.db'}",
     "GX_ANALYTICS_ENABLED": "False",
+    # the test-only second workload and its study go through the same registry and factory
+    "MYSQLBENCH_WORKLOADS": "probe=probe_workload:ProbeWorkload",
+    "MYSQLBENCH_STUDY_DIRS": str(SUPPORT / "studies"),
+    "PYTHONPATH": os.pathsep.join([str(REPO / "plugins"), str(SUPPORT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
 })
 (_SESSION_DIR / "airflow").mkdir(parents=True, exist_ok=True)
 

@@ -33,7 +33,7 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def _rows_close(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
 
 
 def checksum(rows: Sequence[Sequence[Any]]) -> str:
@@ -60,7 +60,7 @@ def compare(actual: Sequence[Sequence[Any]], expected: Sequence[Sequence[Any]], 
         return Comparison(False, f"{len(got)} rows, expected {len(want)}")
     keys = [c - 1 for c in order_by]
     # 1. order: the sequence of sort keys must match row by row
-    for i, (g, w) in enumerate(zip(got, want)):
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if not _rows_close([g[k] for k in keys], [w[k] for k in keys]):
             return Comparison(False, f"row {i + 1} sort key {[g[k] for k in keys]} != {[w[k] for k in keys]}")
     # 2. content: rows match as multisets; with a LIMIT, rows tied with the last kept key may differ

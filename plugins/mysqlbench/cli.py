@@ -3,6 +3,7 @@ benchmark user's password kept only in the Airflow connection) and summarising r
 
     bin/mysqlbench target up demo | down demo | status demo
     bin/mysqlbench results [--dag-id tpch_load] [--run-id RUN]
+    bin/mysqlbench lint [SPEC.yaml ...]
 """
 
 from __future__ import annotations
@@ -105,6 +106,25 @@ def results_summary(dag_id: str | None, run_id: str | None) -> dict:
     }
 
 
+def lint(files: list[str]) -> int:
+    """Validate study specs (default: every one the DAG factory reads); print each problem with its
+    file, line and field, as the DAG import error shows it. Exit 1 if any spec is broken."""
+    from pathlib import Path
+
+    from mysqlbench.studies.factory import spec_errors
+    from mysqlbench.studies.spec import study_files
+
+    paths = [Path(f) for f in files] or study_files()
+    broken = 0
+    for path in paths:
+        problems = spec_errors(path)
+        broken += bool(problems)
+        for problem in problems:
+            print(problem)
+    print(f"{len(paths) - broken} of {len(paths)} study spec(s) valid", file=sys.stderr)
+    return 1 if broken else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mysqlbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -115,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
     results.add_argument("--dag-id")
     results.add_argument("--run-id")
+    linted = sub.add_parser("lint", help="validate study specs with file, line and field")
+    linted.add_argument("files", nargs="*")
     args = parser.parse_args(argv)
+    if args.command == "lint":
+        return lint(args.files)
     try:
         if args.command == "target":
             out = {"up": target_up, "down": target_down, "status": target_status}[args.action](args.name)

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from mysqlbench import paths
-from mysqlbench.errors import InvalidInput, NotApplicable
+from mysqlbench.errors import InvalidInput, MysqlbenchError, NotApplicable
 from mysqlbench.identifiers import check_variable
 from mysqlbench.targets.flavor import ServerInfo
 
@@ -211,6 +211,19 @@ def _typed(value: Any, kind: str, knob: str) -> int | str:
     raise InvalidInput(f"{knob}: unknown knob type {kind!r}")
 
 
+_BOOL_TEXT = {"ON": "1", "TRUE": "1", "YES": "1", "OFF": "0", "FALSE": "0", "NO": "0"}
+
+
+def same_value(asked: object, effective: object) -> bool:
+    """Is ``effective`` (as the server reads it back) the value ``asked``? Boolean variables read
+    back as 1/0 whether set as ON/OFF or 1/0; other text compares without case."""
+    def norm(value: object) -> str:
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        return _BOOL_TEXT.get(text.strip().upper(), text.strip().upper())
+
+    return norm(asked) == norm(effective)
+
+
 # -- what the server says about a variable --------------------------------------------------------
 
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
@@ -278,10 +291,12 @@ def read_variable(conn, variable: str, scope: str) -> int | str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) -> list[Applied]:
+def apply_settings(conn, target, server: ServerInfo, settings: list[Setting], journal=None) -> list[Applied]:
     """Apply ``settings`` on ``conn`` and read each back in that same session.
 
-    Session settings are allowed on any target; a global one needs a marked benchmark target. A
+    Session settings are allowed on any target; a global one needs a marked benchmark target and a
+    restore journal (:mod:`mysqlbench.targets.journal`), which records the value found before the
+    ``SET GLOBAL`` is sent, so the target can always be put back. A
     variable that needs a restart raises :class:`NotApplicable` here: restarting is the target
     control's job (a managed target restarts with the globals in its my.cnf). A value the server
     silently shrinks (a cap, a maximum) raises too, so no run is recorded with a setting it did
@@ -295,6 +310,9 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) ->
             target.require_benchmark_target(f"SET GLOBAL {setting.variable}")
             if info.dynamic is False:
                 raise NotApplicable(f"{setting.variable} needs a server restart on {server.label}")
+            if journal is None:
+                raise MysqlbenchError(f"SET GLOBAL {setting.variable} without a restore journal")
+            journal.record_global(setting.variable, read_variable(conn, setting.variable, "global"))
         value = setting.value
         if setting.at_least:
             current = read_variable(conn, setting.variable, scope)
@@ -303,13 +321,13 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting]) ->
         with conn.cursor() as cur:
             cur.execute(f"SET {scope.upper()} {setting.variable} = %s", (value,))
         effective = read_variable(conn, setting.variable, scope)
-        _check_effective(setting, value, effective, server)
+        check_effective(setting, value, effective, server)
         applied.append(Applied(setting.knob, setting.variable, scope, value, effective))
         log.info("%s: %s %s = %s (asked %s)", setting.knob, scope, setting.variable, effective, value)
     return applied
 
 
-def _check_effective(setting: Setting, asked: int | str, effective: int | str, server: ServerInfo) -> None:
+def check_effective(setting: Setting, asked: int | str, effective: int | str, server: ServerInfo) -> None:
     if isinstance(asked, int):
         try:
             got = int(effective)
@@ -324,5 +342,5 @@ def _check_effective(setting: Setting, asked: int | str, effective: int | str, s
         wrong = [flag for flag in str(asked).split(",") if got.get(flag.split("=", 1)[0]) != flag.split("=", 1)[1]]
         if wrong:
             raise NotApplicable(f"{setting.variable}: {', '.join(wrong)} not in force on {server.label}")
-    elif str(effective).upper() != str(asked).upper():
+    elif not same_value(asked, effective):
         raise NotApplicable(f"{setting.variable}: asked for {asked!r}, {server.label} took {effective!r}")

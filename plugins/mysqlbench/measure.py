@@ -9,13 +9,13 @@ import contextlib
 import hashlib
 import json
 import logging
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from mysqlbench.answers import checksum
+from mysqlbench.errors import MysqlbenchError
 from mysqlbench.ossampler import OsSampler
 from mysqlbench.targets.flavor import ServerInfo
 
@@ -109,53 +109,127 @@ def plan_outline(plan: Any) -> list[str]:
     return lines
 
 
-@contextlib.contextmanager
-def kill_on_terminate(kill_query):
-    """While the statement runs, SIGTERM (how Airflow stops a task) first kills the query on the
-    server, then goes on to the handler that was there before; the server's own timeout covers a
-    hard kill of this process."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGTERM)
+class Aborted(MysqlbenchError):
+    """The measured work was stopped from outside (task terminated, execution_timeout)."""
 
-    def handler(signum, frame):
-        with contextlib.suppress(Exception):
-            kill_query()
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+class MeasuredWindow:
+    """What every measured unit shares, whether a statement or an external tool run: counter deltas
+    with the cost of reading them subtracted (absent counters as None, never 0), OS samples every
+    second, the server's own timeout counters, and a way to stop the work from outside.
+
+    Only the measured work goes inside ``run``: the window reads the counters before and after it,
+    the work itself runs in a helper thread so the main thread stays free for Airflow's signal
+    handling (a blocked C call would hold Python's handlers until the statement ended), and
+    ``abort`` (called from ``on_kill`` or on an execution timeout) runs ``kill`` and makes ``run``
+    raise :class:`Aborted` once the work has stopped.
+    """
+
+    def __init__(self, conn, *, counters=SEED_COUNTERS, server_pid: int | None = None, page_size: int = 16384,
+                 baseline: dict[str, int] | None = None):
+        self.conn = conn
+        self.counters = tuple(counters)
+        self.server_pid = server_pid
+        self.page_size = int(page_size)
+        self.baseline = baseline if baseline is not None else reading_cost(conn)
+        self._kill = None
+        self._aborted = threading.Event()
+        self.abort_reason: str | None = None
+
+    def abort(self, reason: str) -> None:
+        """Stop the running work now (any thread): kill it, and let ``run`` raise."""
+        self.abort_reason = reason
+        self._aborted.set()
+        kill = self._kill
+        if kill is not None:
+            with contextlib.suppress(Exception):
+                kill()
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted.is_set()
+
+    def run(self, work, *, kill=None, before_work=None, after_work=None) -> "WindowResult":
+        """Run ``work()`` (returns anything) inside the window. ``before_work`` and ``after_work``
+        run just inside the counter reads but outside the timed work and OS samples (the
+        statement's own timeout and slow-log switches)."""
+        if self.aborted:
+            raise Aborted(self.abort_reason or "aborted")
+        before = read_status(self.conn)
+        if before_work:
+            before_work()
+        outcome: dict[str, Any] = {}
+
+        def timed() -> None:
+            started = time.perf_counter()
+            try:
+                outcome["value"] = work()
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                outcome["error"] = exc
+            outcome["elapsed"] = time.perf_counter() - started
+
+        self._kill = kill
+        worker = threading.Thread(target=timed, daemon=True)
+        try:
+            with OsSampler(server_pid=self.server_pid) as sampler:
+                worker.start()
+                while worker.is_alive():
+                    worker.join(0.2)
+        except BaseException as exc:  # an execution timeout, or anything raised in this thread
+            self.abort(f"{type(exc).__name__}: {exc}".rstrip(": "))
+            worker.join(30)
+            raise
+        finally:
+            self._kill = None
+        if after_work:
+            after_work()
+        after = read_status(self.conn)
+        if self.aborted:
+            raise Aborted(self.abort_reason or "aborted")
+        counters: dict[str, int | None] = {}
+        for name in (*self.counters, PAGES_DATA):
+            counters[name] = None if name not in after else after[name] - before[name] - self.baseline.get(name, 0)
+        if counters.get(PAGES_DATA) is not None:
+            counters["pages_data_bytes"] = counters[PAGES_DATA] * self.page_size
+        server_timeout = any(after.get(n, 0) > before.get(n, 0) for n in TIMEOUT_COUNTERS)
+        return WindowResult(value=outcome.get("value"), error=outcome.get("error"), seconds=outcome["elapsed"],
+                            counters=counters, os=sampler.summary(), os_samples=sampler.samples,
+                            server_timeout=server_timeout)
+
+
+@dataclass
+class WindowResult:
+    value: Any
+    error: BaseException | None
+    seconds: float
+    counters: dict[str, int | None]
+    os: dict[str, Any]
+    os_samples: list[dict[str, Any]]
+    server_timeout: bool  # the server's own timeout counter moved inside the window
+
+
+def reading_cost(conn) -> dict[str, int]:
+    """What reading the counters itself adds to them: the delta over an empty window."""
+    first = read_status(conn)
+    second = read_status(conn)
+    return {name: second[name] - first[name] for name in second if name in first}
 
 
 class StatementRunner:
     """Measures statements on one connection (the session whose settings were applied)."""
 
     def __init__(self, conn, server: ServerInfo, *, timeout_s: float, counters=SEED_COUNTERS,
-                 server_pid: int | None = None, slow_log: bool = False, kill_query=None):
+                 server_pid: int | None = None, slow_log: bool = False, kill_query=None,
+                 window: MeasuredWindow | None = None):
         self.conn = conn
         self.kill_query = kill_query
         self.server = server
-        self.counters = tuple(counters)
-        self.server_pid = server_pid
         self.slow_log = slow_log
         self.timeout_s = float(timeout_s)
         with conn.cursor() as cur:
             cur.execute("SELECT CONNECTION_ID(), @@innodb_page_size")
-            self.connection_id, self.page_size = cur.fetchone()
-        self.baseline = self._baseline()
-
-    def _baseline(self) -> dict[str, int]:
-        """What reading the counters itself adds to them: the delta over an empty window."""
-        first = read_status(self.conn)
-        second = read_status(self.conn)
-        return {name: second[name] - first[name] for name in second if name in first}
+            self.connection_id, page_size = cur.fetchone()
+        self.window = window or MeasuredWindow(conn, counters=counters, server_pid=server_pid, page_size=page_size)
 
     def _statement_timeout(self, seconds: float) -> None:
         """The server kills the measured statement at the timeout (0: none). Set just around it,
@@ -171,68 +245,47 @@ class StatementRunner:
             for statement in statements:
                 cur.execute(statement)
 
-    def run(self, query_id: str, statement: str, *, keep_answer: bool = False) -> Execution:
-        before = read_status(self.conn)
+    def _before(self) -> None:
         self._statement_timeout(self.timeout_s)
         if self.slow_log:
             self._session_long_query_time(0)
-        rows: list[tuple] | None = None
-        status = "ok"
-        outcome: dict[str, Any] = {}
 
-        def statement_and_fetch() -> None:
-            # timed here, around execute and fetch only
-            cur = self.conn.cursor()
-            started = time.perf_counter()
-            try:
-                cur.execute(statement)
-                outcome["rows"] = list(cur.fetchall())
-            except Exception as exc:  # noqa: BLE001 - handed to the main thread
-                outcome["error"] = exc
-            outcome["elapsed"] = time.perf_counter() - started
-            cur.close()
-
-        # The statement runs in a helper thread so the main thread stays free to handle SIGTERM
-        # (a blocked C call would delay Python's signal handler until the query ends).
-        with kill_on_terminate(lambda: self.kill_query(self.connection_id) if self.kill_query else None), \
-                OsSampler(server_pid=self.server_pid) as sampler:
-            worker = threading.Thread(target=statement_and_fetch, daemon=True)
-            worker.start()
-            while worker.is_alive():
-                worker.join(0.2)
-        elapsed = outcome["elapsed"]
-        if "error" in outcome:
-            exc = outcome["error"]
-            if getattr(exc, "args", (None,))[0] not in (ER_QUERY_INTERRUPTED, ER_STATEMENT_TIMEOUT, ER_QUERY_TIMEOUT):
-                raise exc
-            status = "timeout"  # the server killed it at the timeout
-        else:
-            rows = outcome["rows"]
+    def _after(self) -> None:
         if self.slow_log:
             self._session_long_query_time(10)
         self._statement_timeout(0)
-        after = read_status(self.conn)
+
+    def run(self, query_id: str, statement: str, *, keep_answer: bool = False) -> Execution:
+        def statement_and_fetch() -> list[tuple]:
+            with self.conn.cursor() as cur:  # timed: execute and fetch only
+                cur.execute(statement)
+                return list(cur.fetchall())
+
+        kill = (lambda: self.kill_query(self.connection_id)) if self.kill_query else None
+        result = self.window.run(statement_and_fetch, kill=kill, before_work=self._before, after_work=self._after)
+        rows: list[tuple] | None = result.value
+        status = "ok"
+        if result.error is not None:
+            if getattr(result.error, "args", (None,))[0] not in (ER_QUERY_INTERRUPTED, ER_STATEMENT_TIMEOUT,
+                                                                 ER_QUERY_TIMEOUT):
+                raise result.error
+            status = "timeout"  # the server killed it at the timeout
         # Some interrupted statements (SLEEP, BENCHMARK on MariaDB) return a row instead of an
         # error; the server's own timeout counter tells, so a cut-short run is never a time.
-        if status == "ok" and any(after.get(name, 0) > before.get(name, 0) for name in TIMEOUT_COUNTERS):
-            status, rows = "timeout", None
+        if status == "ok" and result.server_timeout:
+            status = "timeout"
+        if status != "ok":
+            rows = None
         server_s = self._server_seconds(statement) if self.slow_log and status == "ok" else None
-        counters: dict[str, int | None] = {}
-        for name in (*self.counters, PAGES_DATA):
-            if name not in after:
-                counters[name] = None  # absent on this server, never 0
-            else:
-                counters[name] = after[name] - before[name] - self.baseline.get(name, 0)
-        if counters.get(PAGES_DATA) is not None:
-            counters["pages_data_bytes"] = counters[PAGES_DATA] * int(self.page_size)
         return Execution(
             query_id=query_id, status=status,
-            client_s=round(elapsed, 6) if status == "ok" else None,
+            client_s=round(result.seconds, 6) if status == "ok" else None,
             server_s=server_s,
             server_time_source=SLOW_LOG_SOURCE if self.slow_log else "not available on this target",
             rows=len(rows) if rows is not None else None,
             checksum=checksum(rows) if rows is not None else None,
-            counters=counters, os=sampler.summary(), os_samples=sampler.samples, answer=rows if keep_answer else None,
+            counters=result.counters, os=result.os, os_samples=result.os_samples,
+            answer=rows if keep_answer else None,
         )
 
     def explain(self, statement: str) -> tuple[dict[str, Any], str]:
@@ -255,10 +308,10 @@ class StatementRunner:
                     return query_time.total_seconds() if hasattr(query_time, "total_seconds") else float(query_time)
         return None
 
-
-def enable_slow_log_table(conn, target) -> bool:
+def enable_slow_log_table(conn, target, journal) -> bool:
     """Make the slow log a table the measuring session can write at 0 s while every other session
-    keeps the global threshold. Needs a benchmark target if it is not already so configured."""
+    keeps the global threshold. Needs a benchmark target if it is not already so configured; the
+    change goes through the restore journal like every other global."""
     with conn.cursor() as cur:
         cur.execute("SELECT @@GLOBAL.slow_query_log, @@GLOBAL.log_output")
         enabled, output = cur.fetchone()
@@ -267,6 +320,8 @@ def enable_slow_log_table(conn, target) -> bool:
         if not target.benchmark_target:
             return False
         target.require_benchmark_target("enable the slow log table")
+        journal.record_global("log_output", output.decode() if isinstance(output, bytes) else output)
+        journal.record_global("slow_query_log", "ON" if int(enabled) else "OFF")
         cur.execute("SET GLOBAL log_output = 'TABLE'")
         cur.execute("SET GLOBAL slow_query_log = 1")
     return True

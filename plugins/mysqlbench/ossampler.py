@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+
 def _cpu() -> list[int]:
     with open("/proc/stat") as stat:
         return [int(v) for v in stat.readline().split()[1:]]
@@ -83,7 +84,7 @@ class OsSampler:
 
 
 def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    cpu = [y - x for x, y in zip(a["cpu"], b["cpu"])]
+    cpu = [y - x for x, y in zip(a["cpu"], b["cpu"], strict=True)]
     total = sum(cpu) or 1
     user, nice, system, idle, iowait = cpu[:5]
     busy = total - idle - iowait

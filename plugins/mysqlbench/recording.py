@@ -22,26 +22,34 @@ class TaskRecorder:
         self.spec = spec
         self.store = store or ResultsStore.from_airflow()
 
-    def lineage(self, target: TargetConnection | None = None, dataset_id: str | None = None) -> Lineage:
+    def lineage(self, target: TargetConnection | None = None, dataset_id: str | None = None,
+                snapshot: tuple[Any, dict[str, str]] | None = None) -> Lineage:
+        """Lineage for this task's rows. ``snapshot`` (server info, variables) is what a measuring
+        session saw while its settings were in force; without one the target is asked now."""
         server: dict[str, Any] = {"dataset_id": dataset_id}
-        datadir = None
-        if target is not None:
+        datadir = tmpdir = None
+        if snapshot is not None:
+            info, variables = snapshot
+        elif target is not None:
             conn = target.connect()
             try:
                 info = server_info(conn)
                 variables = server_variables(conn)
             finally:
                 conn.close()
+        if target is not None or snapshot is not None:
             server.update(server_flavor=info.flavor, server_version=info.version_string,
                           variables_hash=self.store.keep_server_snapshot(info.flavor, info.version_string, variables))
             # the datadir's file system is only knowable when the server runs on this host
-            if target.unix_socket or target.host in _LOCAL_HOSTS:
+            if target is None or target.unix_socket or target.host in _LOCAL_HOSTS:
                 datadir = Path(variables.get("datadir", ""))
-        server["host_hash"] = self.store.keep_host_facts(host_facts(datadir))
+                tmpdir = Path(variables.get("tmpdir", ""))
+        server["host_hash"] = self.store.keep_host_facts(host_facts(datadir, tmpdir))
         return Lineage.from_context(self.context, study=self.study, spec=self.spec, **server)
 
     def record(self, samples: Iterable[Sample] = (), validations: Iterable[Validation] = (), *,
-               target: TargetConnection | None = None, dataset_id: str | None = None) -> Lineage:
-        lineage = self.lineage(target, dataset_id)
+               target: TargetConnection | None = None, dataset_id: str | None = None,
+               snapshot: tuple[Any, dict[str, str]] | None = None) -> Lineage:
+        lineage = self.lineage(target, dataset_id, snapshot)
         self.store.record(lineage, list(samples), list(validations))
         return lineage

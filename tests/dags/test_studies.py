@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from mysqlbench.results.store import ResultsStore, TimeSeries, samples, server_snapshots, validations
+from mysqlbench.studies.analysis import execution_frame, findings, summaries
+from mysqlbench.workloads.tpch.workload import TpchWorkload
+
 from conftest import EXTERNAL_MARKED_CONN, TEST_CONN
-from mysqlbench.results.store import ResultsStore, samples, validations
-from mysqlbench.studies.analysis import executions, findings, point_summaries
+
+PRIMARY = TpchWorkload.primary
 
 SF = 0.01
 SCHEMA = "tpch_study"
@@ -22,7 +26,7 @@ def bag(airflow_db, target):
     from airflow.dag_processing.dagbag import DagBag
     from airflow.models.pool import Pool
 
-    for conn_id in ("mysqlbench_demo", TEST_CONN):
+    for conn_id in ("mysqlbench_demo", TEST_CONN, EXTERNAL_MARKED_CONN):
         Pool.create_or_update_pool(f"target_{conn_id}", slots=1, description="tests", include_deferred=False)
     return DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
 
@@ -83,13 +87,16 @@ def test_bka_on_points_use_bka(bka_run):
 
 
 def test_cold_reads_from_disk_and_warm_does_not(bka_run):
-    execs = executions(rows(bka_run, task_id="measure_point"))
-    cold = [e["counters"]["Innodb_buffer_pool_reads"] for e in execs if e["cache"] == "cold"]
-    warm = [e["counters"]["Innodb_buffer_pool_reads"] for e in execs if e["cache"] == "warm"]
-    assert cold and warm and min(cold) > 0 and max(warm) <= 10
-    assert all(e["cache_evidence"]["warm"] is True for e in execs if e["cache"] == "warm")
-    assert all(e["cache_evidence"]["method"] in ("drop_caches", "posix_fadvise(DONTNEED)")
-               and e["cache_evidence"]["datadir_fs"]["type"] for e in execs if e["cache"] == "cold")
+    measured = rows(bka_run, task_id="measure_point")
+    frame = execution_frame(measured, PRIMARY)
+    cold = frame[frame["cache"] == "cold"]["Innodb_buffer_pool_reads"]
+    warm = frame[frame["cache"] == "warm"]["Innodb_buffer_pool_reads"]
+    assert len(cold) and len(warm) and cold.min() > 0 and warm.max() <= 10
+    assert frame[frame["cache"] == "warm"]["warm"].all()
+    evidence = [json.loads(r["metadata"])["cache_evidence"] for r in measured
+                if r["metric"] == "client_seconds" and json.loads(r["metadata"])["cache"] == "cold"]
+    assert evidence and all(e["method"] in ("drop_caches", "posix_fadvise(DONTNEED)") and e["datadir_fs"]["type"]
+                            for e in evidence)
 
 
 def test_server_time_and_counters_are_recorded_honestly(bka_run):
@@ -100,13 +107,15 @@ def test_server_time_and_counters_are_recorded_honestly(bka_run):
     rows_read = [r for r in measured if r["metric"] == "Innodb_rows_read"]
     assert rows_read and all(r["status"] == "absent" and r["value"] is None for r in rows_read)
     os_cpu = [r for r in measured if r["metric"] == "os_cpu_user_pct"]
-    assert os_cpu and all(0 <= r["value"] <= 100 for r in os_cpu)
+    assert os_cpu and all(0 <= r["value"] <= 100 and r["kind"] in ("os", "series") for r in os_cpu)
+    series = [TimeSeries.from_json(r["series"]) for r in os_cpu if r["kind"] == "series"]
+    assert series and all(len(s.values) >= 1 and s.interval_s == 1.0 for s in series)
 
 
 def test_point_order_seed_is_recorded_with_every_sample(bka_run):
     measured = rows(bka_run, task_id="measure_point")
     seeds = {json.loads(r["metadata"]).get("seed") for r in measured}
-    orders = {json.loads(r["metadata"])["point"]: json.loads(r["metadata"])["order"] for r in measured}
+    orders = {r["point"]: json.loads(r["metadata"])["order"] for r in measured}
     assert seeds == {11} and sorted(orders.values()) == list(range(8))
 
 
@@ -115,40 +124,86 @@ def test_report_is_written_with_charts_tables_and_findings(bka_run):
 
     directory = report_dir(bka_run.dag_id, bka_run.run_id)
     html = (directory / "index.html").read_text()
-    assert "INVALID" not in html and "time_q03_bka.png" in html and "Warm vs cold" in html
-    assert (directory / "time_q03_bka.png").stat().st_size > 5000
+    assert "INVALID" not in html and "primary_q03_bka.png" in html and "Warm vs cold" in html
+    assert (directory / "primary_q03_bka.png").stat().st_size > 5000 and "TPC-H-derived" in html
     summary = json.loads((directory / "summary.json").read_text())
     assert summary["valid"] and any(s.startswith("bka on vs off, cold cache") for s in summary["findings"])
 
 
 def test_report_findings_come_from_the_run(bka_run):
-    summaries = point_summaries(executions(rows(bka_run, task_id="measure_point")))
-    said = findings(summaries)
+    frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
+    said = findings(summaries(frame, ("Innodb_buffer_pool_reads",)), PRIMARY)
     assert [s.split(" (")[0] for s in said] == ["bka on vs off, cold cache", "bka on vs off, warm cache"]
 
 
-def test_oracle_check_catches_an_altered_row(bka_run):
-    from mysqlbench.studies.spec import load_spec
-    from mysqlbench.studies.validation import make_oracle, validate_study
+def test_point_lineage_is_the_configuration_the_point_ran_with(bka_run, managed):
+    """Each point's samples point at the server snapshot its measuring session saw (64M buffer
+    pool, BKA's join_cache_level), not the base configuration restored after it."""
+    store = ResultsStore()
+    snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in store.rows(server_snapshots)}
+    from mysqlbench.results.lineage import server_variables, variables_hash
 
-    spec = load_spec("tpch_bka_study", {"dataset": {"scale_factor": SF, "schema": SCHEMA}})
-    execs = executions(rows(bka_run, task_id="measure_point"))
-    oracle = make_oracle(spec)
-    good, _ = validate_study(spec, execs, oracle)
-    assert good.success
-    victim = next(e for e in execs if e.get("answer"))
-    victim["answer"][0][1] = victim["answer"][0][1] + 1.0  # revenue of the first row
-    bad, _ = validate_study(spec, execs, oracle)
-    assert not bad.success and any(f["check"] == "oracle_answer" for f in bad.failures)
+    measured = rows(bka_run, task_id="measure_point")
+    conn = managed.admin_connect()  # after the run: the base configuration, restored
+    try:
+        base = server_variables(conn)
+    finally:
+        conn.close()
+    base_hash = variables_hash(base)
+    for row in measured:
+        variables = snapshots[row["variables_hash"]]
+        assert variables["innodb_buffer_pool_size"] == str(64 << 20), row["point"]
+        assert variables["join_cache_level"] == ("6" if row["point"].startswith("bka=on") else "2"), row["point"]
+    assert base_hash not in {r["variables_hash"] for r in measured}
+    assert base["innodb_buffer_pool_size"] == str(256 << 20)
+
+
+def test_gx_is_the_gate(bka_run, monkeypatch):
+    """A broken answer makes the run INVALID through an expectation GX evaluated, with its observed
+    value; with GX's verdict replaced by success, the same data is VALID (nothing else decides)."""
+    from mysqlbench.studies.spec import load_spec
+    from mysqlbench.studies.validation import validate_study
+
+    spec = load_spec("tpch_bka_study", {"dataset": {"scale_factor": SF, "schema": SCHEMA}, "seed": 11,
+                                        "repetitions": 2})
+    workload = TpchWorkload(spec)
+    frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
+    good, _ = validate_study(spec, workload, frame)
+    assert good.success, good.failures
+    broken = frame.copy()
+    first = broken.index[broken["oracle"].notna()][0]
+    broken.loc[first, "oracle"] = "rows differ: unexpected [(1,)], missing [(2,)]"
+    broken.loc[broken.index[-1], "checksum"] = "0000000000000000"
+    bad, _ = validate_study(spec, workload, broken)
+    assert not bad.success
+    checks = {f["check"]: f for f in bad.failures}
+    assert checks["oracle_answer"]["unexpected"] == ["rows differ: unexpected [(1,)], missing [(2,)]"]
+    assert checks["same_answer_all_points"]["observed"] == 2
+
+    import great_expectations.datasource.fluent.interfaces as gx_batch
+
+    real = gx_batch.Batch.validate
+
+    def always_success(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        result.success = True
+        for r in result.results:
+            r.success = True
+        return result
+
+    monkeypatch.setattr(gx_batch.Batch, "validate", always_success)
+    overridden, _ = validate_study(spec, workload, broken)
+    assert overridden.success and overridden.failures == []
 
 
 def test_power_run_answers_match_the_oracle(bag):
     power = run(bag, "tpch_power")
     assert str(power.state) == "success"
-    checks = json.loads(rows(power, validations, task_id="validate")[0]["statistics"])
-    assert checks["checks"] >= 22
-    execs = executions(rows(power, task_id="measure_point"))
-    assert sorted({e["query"] for e in execs}) == [f"q{n:02d}" for n in range(1, 23)]
+    frame = execution_frame(rows(power, task_id="measure_point"), PRIMARY)
+    assert sorted(frame["subject"]) == [f"q{n:02d}" for n in range(1, 23)]
+    assert (frame["oracle"] == "match").all()  # the whole answer, compared in the task
+    answers = [r for r in rows(power, task_id="measure_point") if r["kind"] == "answer"]
+    assert all(len(json.loads(r["metadata"])["sample"]) <= 20 for r in answers)
 
 
 def test_tiny_timeout_is_recorded_as_timeout_and_fails_the_run(bag):
@@ -158,7 +213,7 @@ def test_tiny_timeout_is_recorded_as_timeout_and_fails_the_run(bag):
     client = [r for r in rows(timed_out, task_id="measure_point") if r["metric"] == "client_seconds"]
     assert client and all(r["status"] == "timeout" and r["value"] is None for r in client)
     failures = json.loads(rows(timed_out, validations, task_id="validate")[0]["failures"])
-    assert any(f["check"] == "timeouts" for f in failures)
+    assert any(f["check"] == "statuses" and f["unexpected"] == ["timeout"] for f in failures)
 
 
 def test_mrr_and_icp_studies_run(bag):
@@ -187,6 +242,8 @@ def server_fingerprint(conn):
 
 @pytest.mark.parametrize("conf,message", [
     ({"queries": ["q99"]}, "unknown query 'q99'"),
+    ({"units": ["q03", "q03"]}, "listed twice"),
+    ({"repetitons": 2}, "unknown study conf key(s) ['repetitons']"),
     ({"settings": {"join_bufer_size": "1M"}}, "unknown knob 'join_bufer_size'"),
     ({"settings": {"join_buffer_size": "1; DROP DATABASE x"}}, "is not a size"),
     ({"settings": {"join_buffer_size": "6M'"}}, "is not a size"),
@@ -240,3 +297,54 @@ def test_slow_log_holds_only_what_the_last_point_logged(bka_run, managed):
             assert cur.fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def test_a_second_workload_goes_through_the_same_factory_and_stores_a_time_series(bag):
+    """tests/support/probe_workload.py is a driver-shaped workload (a timed window, throughput as
+    the primary metric, a per-interval series with rampup) that knows nothing of TPC-H."""
+    result = bag.get_dag("probe_study").test(run_conf={})
+    assert str(result.state) == "success"
+    measured = rows(result, task_id="measure_point")
+    throughput = [r for r in measured if r["metric"] == "throughput"]
+    assert len(throughput) == 4 and all(r["kind"] == "series" for r in throughput)
+    for row in throughput:
+        series = TimeSeries.from_json(row["series"])
+        assert series.interval_s == 0.5 and series.rampup_end_s == 0.5 and len(series.values) == 6
+        assert row["value"] == pytest.approx(sum(series.measured()) / len(series.measured()))
+        assert row["value"] > 10  # point selects per second, really executed
+    from mysqlbench.studies.report import report_dir
+
+    directory = report_dir(result.dag_id, result.run_id)
+    assert (directory / "series_throughput.png").exists() and "test-only probe workload" in \
+        (directory / "index.html").read_text()
+
+
+def test_the_study_engine_never_imports_a_workload():
+    import ast
+
+    studies = Path(__file__).resolve().parents[2] / "plugins" / "mysqlbench" / "studies"
+    for path in studies.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith("mysqlbench.workloads.") and n != "mysqlbench.workloads.base"
+                           for n in names), f"{path.name} imports {names}"
+
+
+def test_a_broken_spec_hides_no_other_study(tmp_path, monkeypatch, airflow_db):
+    import os
+    import subprocess
+
+    from airflow.dag_processing.dagbag import DagBag
+
+    broken = tmp_path / "broken_study.yaml"
+    broken.write_text("study: broken_study\ndataset: {scale_factor: 0.01}\ntarget: mysqlbench_test\n"
+                      "queries: [q03]\nmatrix:\n  bka: [off, maybe]\n")
+    monkeypatch.setenv("MYSQLBENCH_STUDY_DIRS", f"{tmp_path}:{Path(__file__).resolve().parents[1] / 'support' / 'studies'}")
+    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+    assert {"tpch_bka_study", "tpch_power", "probe_study", "tpch_load"} <= set(bag.dag_ids)
+    (error,) = [e for f, e in bag.import_errors.items() if "study_spec_errors" in f]
+    assert f"{broken}:5: matrix: Value error, bka: 'maybe' is not on/off" in error
+    lint = subprocess.run([str(Path(__file__).resolve().parents[2] / "bin" / "mysqlbench"), "lint"],
+                          capture_output=True, text=True, env={**os.environ})
+    assert lint.returncode == 1 and f"{broken}:5: matrix: Value error, bka: 'maybe' is not on/off" in lint.stdout

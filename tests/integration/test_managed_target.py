@@ -6,6 +6,7 @@ import pytest
 from mysqlbench import knobs
 from mysqlbench.errors import InvalidInput, NotApplicable, UnsafeOperation
 from mysqlbench.targets.connection import TargetConnection, server_info
+from mysqlbench.targets.journal import RestoreJournal
 
 
 def test_runs_as_unprivileged_user_on_its_own_port(managed):
@@ -97,7 +98,8 @@ def test_global_settings_need_a_marked_target(target, managed):
     info = server_info(conn)
     before = knobs.read_variable(conn, "innodb_buffer_pool_size", "global")
     with pytest.raises(UnsafeOperation, match="not marked as a benchmark target"):
-        knobs.apply_settings(conn, external, info, knobs.translate({"buffer_pool_size": "512M"}, info))
+        knobs.apply_settings(conn, external, info, knobs.translate({"buffer_pool_size": "512M"}, info),
+                             journal=RestoreJournal(external.conn_id))
     # session settings are fine on any target
     knobs.apply_settings(conn, external, info, knobs.translate({"join_buffer_size": "1M"}, info))
     assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == before
@@ -110,9 +112,56 @@ def test_load_profile_raises_the_redo_log_and_reverts_it(target, admin):
 
     conn = target.connect()
     before = knobs.read_variable(conn, "innodb_log_file_size", "global")
-    profile = dataset._raise_redo_log(conn, target, server_info(conn), 2 << 30)
+    journal = RestoreJournal(target.conn_id)
+    profile = dataset._raise_redo_log(conn, target, server_info(conn), 2 << 30, journal)
     assert profile[0]["variable"] == "innodb_log_file_size" and profile[0]["during"] == 2 << 30
     assert knobs.read_variable(conn, "innodb_log_file_size", "global") == 2 << 30
-    reverted = dataset._revert_profile(conn, profile)
+    # the old value was journaled before the change
+    assert journal.entries() == [{"kind": "global", "variable": "innodb_log_file_size", "old": before}]
+    reverted = dataset._revert_profile(conn, profile, journal, target)
+    assert journal.entries() == []
     assert reverted[0]["after"] == before == knobs.read_variable(conn, "innodb_log_file_size", "global")
     conn.close()
+
+
+def test_a_global_change_without_a_journal_is_refused(target):
+    from mysqlbench.errors import MysqlbenchError
+
+    conn = target.connect()
+    info = server_info(conn)
+    try:
+        with pytest.raises(MysqlbenchError, match="without a restore journal"):
+            knobs.apply_settings(conn, target, info, knobs.translate({"buffer_pool_size": "128M"}, info))
+    finally:
+        conn.close()
+
+
+def test_the_journal_undoes_global_changes_with_boolean_values(target, tmp_path):
+    """SET GLOBAL through the journal, then replay: back to the values found (ON/OFF read back as 1/0)."""
+    from conftest import EXTERNAL_MARKED_CONN
+
+    marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
+    journal = RestoreJournal(marked.conn_id, tmp_path)
+    conn = marked.connect()
+    info = server_info(conn)
+    before = {v: knobs.read_variable(conn, v, "global") for v in ("event_scheduler", "innodb_io_capacity")}
+    settings = knobs.translate({}, info, raw_variables={"innodb_io_capacity": 777})
+    applied = knobs.apply_settings(conn, marked, info, settings, journal=journal)
+    assert applied[0].scope == "global" and knobs.read_variable(conn, "innodb_io_capacity", "global") == 777
+    journal.record_global("event_scheduler", before["event_scheduler"])
+    with conn.cursor() as cur:
+        cur.execute("SET GLOBAL event_scheduler = ON")
+    undone = journal.replay(marked)
+    assert {e["variable"] for e in undone} == {"innodb_io_capacity", "event_scheduler"} and journal.entries() == []
+    assert {v: knobs.read_variable(conn, v, "global") for v in before} == before
+    conn.close()
+
+
+def test_each_managed_instance_has_its_own_tmpdir_beside_its_datadir(managed, admin):
+    from mysqlbench.results.lineage import filesystem_of, host_facts
+
+    assert knobs.read_variable(admin, "tmpdir", "global").rstrip("/") == str(managed.tmpdir)
+    assert managed.tmpdir.parent == managed.root and managed.tmpdir.is_dir()
+    assert filesystem_of(managed.tmpdir) == filesystem_of(managed.datadir)
+    facts = host_facts(managed.datadir, managed.tmpdir)  # what lineage records with every run
+    assert facts["tmpdir"] == str(managed.tmpdir) and facts["tmpdir_fs"] == facts["datadir_fs"]

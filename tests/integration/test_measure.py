@@ -1,12 +1,10 @@
 """Measuring on the real server: counters with the reading cost subtracted, absent counters,
 the server-side timeout, and the query killed on the server when the task is terminated."""
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
+import threading
 import time
+
+import pytest
 
 from mysqlbench.measure import StatementRunner
 from mysqlbench.targets.connection import server_info
@@ -36,24 +34,21 @@ def test_timeout_is_enforced_by_the_server(target):
     conn.close()
 
 
-def test_terminated_task_kills_its_query_on_the_server(target, admin):
-    script = textwrap.dedent(f"""
-        import sys, os
-        sys.path.insert(0, {os.path.join(os.getcwd(), 'plugins')!r})
-        from mysqlbench.targets.connection import TargetConnection, server_info
-        from mysqlbench.measure import StatementRunner
-        target = TargetConnection.from_fields('t', host='127.0.0.1', port={target.port}, login={target.login!r},
-                                              password=os.environ['PW'], extra={{}})
-        conn = target.connect()
-        def kill(cid):
-            c = target.connect(); c.cursor().execute('KILL QUERY %s', (cid,)); c.close()
-        runner = StatementRunner(conn, server_info(conn), timeout_s=600, kill_query=kill)
-        print('ready', flush=True)
-        runner.run('long', "SELECT BENCHMARK(20000000000, MD5('mysqlbench_kill_probe'))")
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PW": target.password})
-    assert proc.stdout.readline().strip() == "ready"
+def test_abort_kills_the_statement_on_the_server_and_stops_the_window(target, admin):
+    """What on_kill and an execution timeout do: abort() from another thread kills the running
+    statement on the server, and the window raises Aborted instead of returning a time."""
+    from mysqlbench.measure import Aborted
+
+    conn = target.connect()
+
+    def kill(connection_id):
+        killer = target.connect()
+        try:
+            killer.cursor().execute("KILL QUERY %s", (connection_id,))
+        finally:
+            killer.close()
+
+    runner = StatementRunner(conn, server_info(conn), timeout_s=600, kill_query=kill)
 
     def probes():
         with admin.cursor() as cur:
@@ -61,13 +56,19 @@ def test_terminated_task_kills_its_query_on_the_server(target, admin):
                         "AND INFO NOT LIKE '%PROCESSLIST%'")
             return cur.fetchone()[0]
 
-    deadline = time.monotonic() + 10
-    while probes() == 0 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert probes() == 1
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=20)
-    deadline = time.monotonic() + 5
-    while probes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert probes() == 0
+    def abort_when_running():
+        deadline = time.monotonic() + 10
+        while probes() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        runner.window.abort("task terminated (on_kill)")
+
+    helper = threading.Thread(target=abort_when_running)
+    helper.start()
+    started = time.monotonic()
+    with pytest.raises(Aborted, match="on_kill"):
+        runner.run("long", "SELECT BENCHMARK(20000000000, MD5('mysqlbench_kill_probe'))")
+    helper.join()
+    assert time.monotonic() - started < 15 and probes() == 0
+    with pytest.raises(Aborted):  # an aborted window measures nothing more
+        runner.run("after", "SELECT 1")
+    conn.close()

@@ -4,7 +4,8 @@ import pytest
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name, check_schema, quote
-from mysqlbench.params import TpchLoadParams, validate_params
+from mysqlbench.params import validate_params
+from mysqlbench.workloads.tpch.models import TpchLoadParams
 
 GOOD = {"scale_factor": 0.1, "target_conn_id": "mysqlbench_demo", "schema": "tpch"}
 
@@ -35,8 +36,10 @@ def test_good_params_validate():
 
 
 @pytest.mark.parametrize("field,value,message", [
-    ("scale_factor", 0, "scale_factor: Input should be greater than 0"),
-    ("scale_factor", -1, "scale_factor: Input should be greater than 0"),
+    ("scale_factor", 0, "scale_factor: Input should be greater than or equal to 0.01"),
+    ("scale_factor", -1, "scale_factor: Input should be greater than or equal to 0.01"),
+    ("scale_factor", 1e-300, "scale_factor: Input should be greater than or equal to 0.01"),
+    ("scale_factor", float("nan"), "scale_factor: Value error, must be a finite number"),
     ("scale_factor", "abc", "scale_factor: Value error, must be a number, not 'abc'"),
     ("scale_factor", True, "scale_factor: Value error, must be a number"),
     ("schema", "a`b", "schema: Value error, schema name 'a`b' is not allowed"),

@@ -1,11 +1,20 @@
 """Lineage hashing and the results store's idempotent, per-task writes (on a real SQLite file)."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from mysqlbench.results.lineage import Lineage, filesystem_of, host_facts, stable_variables, variables_hash
-from mysqlbench.results.store import ResultsStore, Sample, Validation, samples, server_snapshots, validations
+from mysqlbench.results.store import (
+    ResultsStore,
+    Sample,
+    TimeSeries,
+    Validation,
+    samples,
+    server_snapshots,
+    validations,
+)
 
 VARIABLES = {"innodb_buffer_pool_size": "268435456", "join_buffer_size": "262144", "timestamp": "1764680000.1",
              "port": "3327", "datadir": "/tmp/a/data/", "socket": "/tmp/a/mysqld.sock", "gtid_binlog_pos": "0-1-5",
@@ -84,8 +93,67 @@ def test_server_snapshot_is_kept_once(store):
     assert len(store.rows(server_snapshots)) == 1
 
 
-def test_store_has_a_schema_version(store):
+def test_store_is_at_the_newest_migration(store):
     import sqlalchemy as sa
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
+    from mysqlbench.results.store import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
     with store.engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT version FROM schema_version")).scalar() == 1
+        version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+    assert version == ScriptDirectory.from_config(config).get_current_head() == "0002"
+
+
+def test_a_store_written_by_the_first_release_upgrades_with_its_rows_intact(tmp_path):
+    """tests/data/results_store_v1.sql is a dump of a store the first release (before Alembic)
+    wrote: it has no alembic_version. Opening it stamps it as the baseline and upgrades it."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript((Path(__file__).parents[1] / "data" / "results_store_v1.sql").read_text())
+    store = ResultsStore(f"sqlite:///{path}")
+    rows = {r["metric"]: r for r in store.rows(samples)}
+    assert set(rows) == {"client_seconds", "Innodb_buffer_pool_reads", "Innodb_rows_read", "os_cpu_user_pct",
+                         "noise_flags"}
+    # the old rows keep their values and gain their execution and kind from their metadata
+    client = rows["client_seconds"]
+    assert client["value"] == 0.1234 and client["kind"] == "metric" and client["subject"] == "q03_bka"
+    assert client["point"].startswith("bka=on") and client["repetition"] == 0 and client["map_index"] == 3
+    assert rows["Innodb_buffer_pool_reads"]["kind"] == "counter" and rows["Innodb_buffer_pool_reads"]["value"] == 412
+    assert rows["Innodb_rows_read"]["status"] == "absent" and rows["Innodb_rows_read"]["value"] is None
+    assert rows["os_cpu_user_pct"]["kind"] == "os" and rows["noise_flags"]["kind"] == "run"
+    assert [v["success"] for v in store.rows(validations)] == [True]
+    assert len(store.rows(server_snapshots)) == 1
+    # and it takes new rows with the new columns
+    store.record(lineage("point", map_index=9), [Sample("q", 1.0, "s", kind="metric", point="p", subject="q01",
+                                                        repetition=0)])
+    assert any(r["map_index"] == 9 and r["subject"] == "q01" for r in store.rows(samples))
+    # opening it again is a no-op
+    assert len(ResultsStore(f"sqlite:///{path}").rows(samples)) == 6
+
+
+def test_execution_samples_must_say_their_execution():
+    with pytest.raises(ValueError, match="needs its execution"):
+        Sample("client_seconds", 1.0, "s", kind="metric")
+    with pytest.raises(ValueError, match="carries a series"):
+        Sample("throughput", 1.0, "ops/s", kind="series", point="p", subject="w")
+    with pytest.raises(ValueError):
+        Sample("x", 1.0, "s", status="fine")
+
+
+def test_a_time_series_round_trips_and_summarises_after_rampup(store):
+    series = TimeSeries([1.0, 2.0, 3.0, 4.0], [10.0, 50.0, 52.0, None], 1.0, rampup_end_s=2.0)
+    assert series.measured() == [50.0, 52.0]
+    store.record(lineage("point", map_index=0), [Sample("throughput", 51.0, "ops/s", kind="series", point="p",
+                                                        subject="w", repetition=0, series=series)])
+    row = store.rows(samples)[0]
+    assert TimeSeries.from_json(row["series"]) == series and row["kind"] == "series"
+
+
+def test_non_finite_values_are_refused(store):
+    with pytest.raises(ValueError, match="non-finite"):
+        store.record(lineage(), [Sample("load_seconds", float("nan"), "s")])

@@ -5,11 +5,11 @@ import pytest
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.measure import SEED_COUNTERS
-from mysqlbench.studies.spec import load_spec, study_files
+from mysqlbench.studies.spec import STUDIES_DIR, load_spec, study_files
 
 
 def test_every_shipped_spec_validates():
-    names = {path.stem for path in study_files()}
+    names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
     assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power"}
     for name in names:
         assert load_spec(name).counters == list(SEED_COUNTERS)
@@ -34,12 +34,21 @@ def test_order_is_random_and_reproducible():
 
 @pytest.mark.parametrize("overrides,message", [
     ({"queries": ["q03", "q23"]}, "unknown query 'q23'"),
+    ({"units": ["q03", "q03"]}, "listed twice: ['q03']"),
+    ({"cache": ["warm", "warm"]}, "a cache mode is listed twice"),
+    ({"matrix": {"join_buffer_size": [f"{n}K" for n in range(1, 40)], "sort_buffer_size": [f"{n}K" for n in range(1, 40)]}},
+     "expands to 3042 points"),
+    ({"timeout_s": 1e-7}, "timeout_s: Input should be greater than or equal to 0.001"),
+    ({"point_timeout_s": 60, "timeout_s": 900}, "must exceed timeout_s"),
+    ({"workload": "nosuch"}, "unknown workload 'nosuch'"),
+    ({"workload_params": {"orakel": True}}, "orakel"),
     ({"settings": {"bka": "on"}}, "both fixed in settings and swept in the matrix: ['bka']"),
     ({"matrix": {"join_buffer_size": ["6M", "6M'"]}}, "is not a size"),
     ({"matrix": {"bogus": [1]}}, "unknown knob 'bogus'"),
     ({"variables": {"secure_file_priv": "/tmp"}}, "path-valued or security-relevant"),
     ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
     ({"cache": ["lukewarm"]}, "cache.0: Input should be 'warm' or 'cold'"),
+    ({"dataset": {"scale_factor": 1e-300}}, "greater than or equal to 0.01"),
     ({"dataset": {"schema": "x`y"}}, "schema name 'x`y' is not allowed"),
     ({"extra_field": 1}, "extra_field: Extra inputs are not permitted"),
 ])

@@ -41,9 +41,13 @@ def variables_hash(variables: dict[str, Any]) -> str:
     return stable_hash(stable_variables(variables))
 
 
-def server_variables(conn) -> dict[str, str]:
+def server_variables(conn, scope: str = "GLOBAL") -> dict[str, str]:
+    """All variables; ``SESSION`` in a measuring session shows the point's session knobs on top
+    of the globals in force."""
+    if scope not in ("GLOBAL", "SESSION"):
+        raise ValueError(f"scope {scope!r}")
     with conn.cursor() as cur:
-        cur.execute("SHOW GLOBAL VARIABLES")
+        cur.execute(f"SHOW {scope} VARIABLES")
         return {name: value.decode() if isinstance(value, bytes) else str(value)
                 for name, value in cur.fetchall()}
 
@@ -62,9 +66,9 @@ def package_version() -> str:
         return __version__
 
 
-def host_facts(datadir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Kernel, CPU model and count, memory, and the file system the datadir is on (where known:
-    only for a datadir on this host)."""
+def host_facts(datadir: str | os.PathLike | None = None, tmpdir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Kernel, CPU model and count, memory, and the file systems the datadir and the server's
+    tmpdir (where its temporary tables go) are on (where known: only for a server on this host)."""
     facts: dict[str, Any] = {
         "hostname": platform.node(),
         "kernel": f"{platform.system()} {platform.release()}",
@@ -74,6 +78,9 @@ def host_facts(datadir: str | os.PathLike | None = None) -> dict[str, Any]:
         "mem_total_bytes": _mem_total(),
     }
     facts["datadir_fs"] = filesystem_of(Path(datadir)) if datadir and Path(datadir).exists() else None
+    if tmpdir is not None:
+        facts["tmpdir"] = str(tmpdir)
+        facts["tmpdir_fs"] = filesystem_of(Path(tmpdir)) if Path(tmpdir).exists() else None
     return facts
 
 

@@ -1,13 +1,19 @@
 """The results store (SQLAlchemy): samples with units, validations, and the snapshots lineage
 points at (server variables, host facts, datasets), each kept once. A task's writes replace its
-own earlier rows (same DAG, run, task and map index) and nothing else, so retries never duplicate."""
+own earlier rows (same DAG, run, task and map index) and nothing else, so retries never duplicate.
+Its schema is versioned with Alembic (``results/migrations/``), so history written by any earlier
+release upgrades in place when a newer one opens it."""
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import fcntl
 import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Iterable
 
 import sqlalchemy as sa
@@ -17,16 +23,39 @@ from mysqlbench.results.lineage import Lineage, stable_hash, stable_variables, v
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
 RESULTS_CONN_ID = "mysqlbench_results"
+MIGRATIONS = Path(__file__).with_name("migrations")
+BASELINE_REVISION = "0001"  # the schema the first release created without Alembic
+SQLITE_BUSY_TIMEOUT_MS = 60_000
 
 metadata = sa.MetaData()
 
-schema_version = sa.Table(
-    "schema_version", metadata,
-    sa.Column("version", sa.Integer, primary_key=True),
-    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
-)
+
+class SampleKind(str, enum.Enum):
+    """What a sample is. Execution-level kinds carry point, subject and repetition."""
+
+    METRIC = "metric"    # a timing or rate of one execution (client_seconds, server_seconds, ...)
+    COUNTER = "counter"  # a server status counter's delta over the measured window
+    GAUGE = "gauge"      # a level's change (may legitimately be negative)
+    OS = "os"            # an OS figure over the measured window
+    SERIES = "series"    # a time series over the measured window (``series`` holds it)
+    ANSWER = "answer"    # an execution's answer: rows, checksum, oracle verdict
+    PLAN = "plan"        # point-level: a plan and its structure hash
+    PHASE = "phase"      # point-level: seconds spent in restart, warm-up, measuring, ...
+    RUN = "run"          # run- or task-level facts (load timings, validation flags)
+
+
+EXECUTION_KINDS = frozenset({SampleKind.METRIC, SampleKind.COUNTER, SampleKind.GAUGE, SampleKind.OS,
+                             SampleKind.SERIES, SampleKind.ANSWER})
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    ABSENT = "absent"                  # the server lacks the counter: never 0
+    TIMEOUT = "timeout"                # the server's own statement timeout stopped it
+    KILLED = "killed"                  # the task was terminated (SIGTERM, execution_timeout)
+    NOT_APPLICABLE = "not_applicable"  # the server cannot take a setting; metadata says why
+    SKIPPED = "skipped"
 
 
 def _lineage_columns() -> list[sa.Column]:
@@ -58,7 +87,13 @@ samples = sa.Table(
     # ok | absent (the server lacks the counter) | timeout | not_applicable | skipped
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("metadata", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False, server_default="run"),
+    sa.Column("point", sa.String(512)),
+    sa.Column("subject", sa.String(128)),
+    sa.Column("repetition", sa.Integer),
+    sa.Column("series", sa.Text),
     sa.Index("ix_samples_task", "dag_id", "run_id", "task_id", "map_index"),
+    sa.Index("ix_samples_series_key", "study", "metric", "subject"),
 )
 
 validations = sa.Table(
@@ -102,14 +137,55 @@ _TASK_TABLES = (samples, validations)
 
 
 @dataclass
+class TimeSeries:
+    """Values at offsets (seconds from the window's start), PerfKitBenchmarker-style: one sample
+    holds the whole series, its interval and where rampup ends (values before it are excluded
+    from the sample's summary value)."""
+
+    offsets_s: list[float]
+    values: list[float | None]
+    interval_s: float
+    rampup_end_s: float = 0.0
+
+    def as_json(self) -> str:
+        return json.dumps({"offsets_s": self.offsets_s, "values": self.values, "interval_s": self.interval_s,
+                           "rampup_end_s": self.rampup_end_s})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> "TimeSeries | None":
+        return cls(**json.loads(text)) if text else None
+
+    def measured(self) -> list[float]:
+        """The values after rampup (None, an interval with no reading, left out)."""
+        return [v for t, v in zip(self.offsets_s, self.values, strict=True) if t >= self.rampup_end_s and v is not None]
+
+
+@dataclass
 class Sample:
-    """One measurement with its unit, PerfKitBenchmarker-style: metadata says what to compare."""
+    """One measurement with its unit, PerfKitBenchmarker-style: metadata says what to compare.
+
+    The execution it belongs to is explicit (``point``, ``subject``, ``repetition``), and so is
+    what it is (``kind``); nothing is inferred from a metric's name.
+    """
 
     metric: str
     value: float | None
     unit: str
-    status: str = "ok"
+    status: str = Status.OK.value
     metadata: dict[str, Any] = field(default_factory=dict)
+    kind: str = SampleKind.RUN.value
+    point: str | None = None
+    subject: str | None = None
+    repetition: int | None = None
+    series: TimeSeries | None = None
+
+    def __post_init__(self) -> None:
+        self.kind = SampleKind(self.kind).value
+        self.status = Status(self.status).value
+        if SampleKind(self.kind) in EXECUTION_KINDS and (self.point is None or self.subject is None):
+            raise ValueError(f"{self.kind} sample {self.metric!r} needs its execution (point and subject)")
+        if (self.kind == SampleKind.SERIES.value) != (self.series is not None):
+            raise ValueError(f"sample {self.metric!r}: a series sample, and only one, carries a series")
 
 
 @dataclass
@@ -141,13 +217,60 @@ def url_from_airflow(conn_id: str = RESULTS_CONN_ID) -> str | sa.engine.URL:
                                 password=conn.password, host=conn.host, port=conn.port, database=conn.schema)
 
 
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    """WAL lets readers and one writer work at once; the busy timeout makes concurrent tasks wait
+    for each other's short write transactions instead of failing with "database is locked"."""
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+@contextlib.contextmanager
+def _migration_lock(engine: sa.engine.Engine):
+    """Processes that open a new SQLite store at once must not both create its tables: a lock file
+    beside the database serialises them. Server databases serialise DDL themselves."""
+    if engine.url.get_backend_name() != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
+        yield
+        return
+    with open(f"{engine.url.database}.migrate.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def migrate(engine: sa.engine.Engine) -> str:
+    """Bring the store's schema to the newest revision; returns it. A store the first release
+    wrote (tables but no ``alembic_version``) is stamped as the baseline first, then upgraded."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    with _migration_lock(engine), engine.begin() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        if current == head:
+            return head
+        config.attributes["connection"] = conn
+        if current is None and sa.inspect(conn).has_table("samples"):
+            command.stamp(config, BASELINE_REVISION)
+        command.upgrade(config, "head")
+    log.info("results store %s: schema upgraded from %s to %s", engine.url.render_as_string(hide_password=True),
+             current, head)
+    return head
+
+
 class ResultsStore:
     def __init__(self, url: str | sa.engine.URL | None = None):
         self.engine = sa.create_engine(url or default_url(), future=True)
-        metadata.create_all(self.engine)
-        with self.engine.begin() as conn:
-            if conn.execute(sa.select(schema_version.c.version)).first() is None:
-                conn.execute(schema_version.insert().values(version=SCHEMA_VERSION, applied_at=_now()))
+        if self.engine.url.get_backend_name() == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        migrate(self.engine)
 
     @classmethod
     def from_airflow(cls) -> "ResultsStore":
@@ -186,8 +309,10 @@ class ResultsStore:
     def record(self, lineage: Lineage, samples_: Iterable[Sample] = (), validations_: Iterable[Validation] = ()) -> None:
         """Replace this task instance's rows with these, in one transaction."""
         base = {**lineage.as_row(), "recorded_at": _now()}
-        sample_rows = [{**base, "metric": s.metric, "value": s.value, "unit": s.unit, "status": s.status,
-                        "metadata": json.dumps(s.metadata, sort_keys=True, default=str)} for s in samples_]
+        sample_rows = [{**base, "metric": s.metric, "value": _finite(s.value), "unit": s.unit, "status": s.status,
+                        "metadata": json.dumps(s.metadata, sort_keys=True, default=str), "kind": s.kind,
+                        "point": s.point, "subject": s.subject, "repetition": s.repetition,
+                        "series": s.series.as_json() if s.series is not None else None} for s in samples_]
         validation_rows = [{**base, "suite": v.suite, "success": v.success,
                             "statistics": json.dumps(v.statistics, sort_keys=True, default=str),
                             "failures": json.dumps(v.failures, sort_keys=True, default=str)} for v in validations_]
@@ -207,6 +332,13 @@ class ResultsStore:
             query = query.where(table.c[column] == value)
         with self.engine.connect() as conn:
             return [dict(row._mapping) for row in conn.execute(query.order_by(table.c[table.primary_key.columns.keys()[0]]))]
+
+
+def _finite(value: float | None) -> float | None:
+    """NaN and infinity are not measurements: refuse them rather than store what no reader expects."""
+    if value is not None and (value != value or value in (float("inf"), float("-inf"))):
+        raise ValueError(f"refusing to store a non-finite value {value!r}")
+    return value
 
 
 def _now() -> datetime:

@@ -1,127 +1,139 @@
-"""From recorded samples to the numbers a study reports: one row per execution, summaries per
-point (median, min, max, coefficient of variation), and findings in words computed from the data."""
+"""From recorded samples to what a study reports, on one pandas frame: one row per execution
+(built from the samples' explicit execution columns and kinds, never from metric names),
+summaries per point with groupby (median, min, max, coefficient of variation), and findings in
+words from on/off rows merged side by side, the direction taken from the workload's primary metric."""
 
 from __future__ import annotations
 
 import json
-import statistics
 from typing import Any
 
-SUMMARY_COUNTERS = ("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_requests",
-                    "Innodb_data_read", "Handler_mrr_init", "Handler_read_key", "Handler_read_next",
-                    "Handler_read_rnd_next", "Created_tmp_disk_tables", "Select_scan", "Sort_scan", "pages_data_bytes")
+import pandas as pd
+
+from mysqlbench.results.store import SampleKind
+from mysqlbench.workloads.base import Better, Metric
+
+KEY = ["point", "subject", "repetition"]
+VALUE_KINDS = (SampleKind.METRIC.value, SampleKind.COUNTER.value, SampleKind.GAUGE.value)
+READS = "Innodb_buffer_pool_reads"
+READ_AHEAD = "Innodb_buffer_pool_read_ahead"
 
 
-def executions(sample_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One dict per measured execution: point, query, cache, repetition, times, counters."""
-    by_key: dict[tuple, dict[str, Any]] = {}
-    for row in sample_rows:
-        meta = json.loads(row["metadata"]) if isinstance(row["metadata"], str) else row["metadata"]
-        if "repetition" not in meta and row["metric"] != "client_seconds":
-            continue
-        key = (meta.get("point"), meta.get("query"), meta.get("repetition"))
-        entry = by_key.setdefault(key, {
-            "point": meta.get("point"), "query": meta.get("query"), "repetition": meta.get("repetition"),
-            "cache": meta.get("cache"), "swept": meta.get("swept", {}), "status": row["status"],
-            "checksum": meta.get("checksum"), "cache_evidence": meta.get("cache_evidence", {}),
-            "why": meta.get("why"), "counters": {}, "absent": []})
-        if row["metric"] == "client_seconds":
-            entry["client_s"] = row["value"]
-            entry["status"] = row["status"]
-        elif row["metric"] == "server_seconds":
-            entry["server_s"] = row["value"]
-        elif row["metric"] == "answer":
-            entry["answer"] = meta.get("answer")
-        elif not row["metric"].startswith("os_") and row["metric"] != "plan":
-            if row["status"] == "absent":
-                entry["absent"].append(row["metric"])
-            else:
-                entry["counters"][row["metric"]] = row["value"]
-    return list(by_key.values())
+def _meta(value: Any) -> dict[str, Any]:
+    return json.loads(value) if isinstance(value, str) else (value or {})
 
 
-def point_summaries(execs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for e in execs:
-        groups.setdefault((e["query"], e["point"]), []).append(e)
-    out = []
-    for (query, point), runs in sorted(groups.items(), key=lambda kv: (kv[0][0] or "", kv[0][1] or "")):
-        times = [r["client_s"] for r in runs if r.get("client_s") is not None]
-        summary: dict[str, Any] = {"query": query, "point": point, "cache": runs[0]["cache"],
-                                   "swept": runs[0]["swept"], "runs": len(runs),
-                                   "timeouts": sum(r["status"] == "timeout" for r in runs),
-                                   "not_applicable": next((r["why"] for r in runs if r["status"] == "not_applicable"), None),
-                                   "warm": runs[0]["cache_evidence"].get("warm")}
-        if times:
-            mean = statistics.fmean(times)
-            summary.update(median_s=statistics.median(times), min_s=min(times), max_s=max(times),
-                           cv=(statistics.pstdev(times) / mean) if mean > 0 and len(times) > 1 else 0.0)
-        server = [r["server_s"] for r in runs if r.get("server_s") is not None]
-        summary["median_server_s"] = statistics.median(server) if server else None
-        for name in SUMMARY_COUNTERS:
-            values = [r["counters"][name] for r in runs if r["counters"].get(name) is not None]
-            summary[name] = statistics.median(values) if values else None
-        out.append(summary)
-    return out
+def execution_frame(sample_rows: list[dict[str, Any]], primary: Metric) -> pd.DataFrame:
+    """One row per execution: point, subject, repetition, cache, status, ``primary`` (the primary
+    metric), every metric, counter and gauge as a column (NaN where absent), and the evidence
+    validation needs (checksum, oracle verdict, warm, swept knobs)."""
+    rows = [r for r in sample_rows if r.get("point") is not None and r.get("subject") is not None]
+    columns = KEY + ["cache", "status", "primary", "order", "swept", "warm", "checksum", "oracle", "why"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(rows)
+    frame["repetition"] = frame["repetition"].fillna(-1).astype(int)  # -1: a point that never ran a unit
+    frame["meta"] = frame["metadata"].map(_meta)
+    values = frame[frame["kind"].isin(VALUE_KINDS)]
+    wide = values.pivot_table(index=KEY, columns="metric", values="value", aggfunc="first", dropna=False)
+    heads = frame[frame["kind"] == SampleKind.METRIC.value].drop_duplicates(KEY).set_index(KEY)
+    out = pd.DataFrame(index=heads.index)
+    primary_rows = frame[(frame["kind"] == SampleKind.METRIC.value) & (frame["metric"] == primary.name)] \
+        .drop_duplicates(KEY).set_index(KEY)
+    out["status"] = primary_rows["status"].reindex(out.index).fillna(heads["status"])
+    out["primary"] = primary_rows["value"].reindex(out.index)
+    meta = heads["meta"]
+    out["cache"] = meta.map(lambda m: m.get("cache"))
+    out["order"] = meta.map(lambda m: m.get("order"))
+    out["swept"] = meta.map(lambda m: json.dumps(m.get("swept", {}), sort_keys=True))
+    out["warm"] = meta.map(lambda m: (m.get("cache_evidence") or {}).get("warm")).astype("boolean")
+    out["why"] = meta.map(lambda m: m.get("why"))
+    answers = frame[frame["kind"] == SampleKind.ANSWER.value].drop_duplicates(KEY).set_index(KEY)["meta"]
+    out["checksum"] = answers.map(lambda m: m.get("checksum")).reindex(out.index)
+    out["oracle"] = answers.map(lambda m: m.get("oracle")).reindex(out.index)
+    out = out.join(wide.reindex(out.index), how="left")
+    return out.reset_index()
 
 
-def _pct(new: float, old: float) -> float | None:
-    return None if not old else 100.0 * (new - old) / old
-
-
-def _phrase(pct: float | None, less: str, more: str) -> str | None:
-    if pct is None:
-        return None
-    if abs(pct) < 0.5:
-        return f"about the same {less.split()[-1]}"
-    return f"{abs(pct):.0f}% {less if pct < 0 else more}"
-
-
-def findings(summaries: list[dict[str, Any]]) -> list[str]:
-    """For every swept on/off knob: pair points that differ only in it (same query, cache and
-    other knobs), take the median change in physical reads and time, and say it in words."""
-    sentences = []
-    switches = sorted({k for s in summaries for k, v in s["swept"].items() if isinstance(v, bool) or
-                       str(v).lower() in ("on", "off", "true", "false")})
-    for knob in switches:
-        for cache in sorted({s["cache"] for s in summaries}):
-            reads, times, read_read_ahead = [], [], []
-            unwarmable = False
-            for on in summaries:
-                if on["cache"] != cache or _state(on["swept"].get(knob)) != "on" or on.get("median_s") is None:
-                    continue
-                for off in summaries:
-                    if (off["query"] == on["query"] and off["cache"] == cache and off.get("median_s") is not None
-                            and _state(off["swept"].get(knob)) == "off"
-                            and {k: v for k, v in off["swept"].items() if k != knob}
-                            == {k: v for k, v in on["swept"].items() if k != knob}):
-                        times.append(_pct(on["median_s"], off["median_s"]))
-                        unwarmable = unwarmable or on.get("warm") is False or off.get("warm") is False
-                        if on["Innodb_buffer_pool_reads"] is not None and off["Innodb_buffer_pool_reads"] is not None:
-                            reads.append(_pct(on["Innodb_buffer_pool_reads"], off["Innodb_buffer_pool_reads"]))
-                        if on["Innodb_buffer_pool_read_ahead"] is not None and off["Innodb_buffer_pool_read_ahead"] is not None:
-                            read_read_ahead.append((on["Innodb_buffer_pool_read_ahead"], off["Innodb_buffer_pool_read_ahead"]))
-            if not times:
-                continue
-            parts = []
-            read_change = statistics.median([r for r in reads if r is not None]) if [r for r in reads if r is not None] else None
-            phrase = _phrase(read_change, "fewer physical reads", "more physical reads")
-            if phrase:
-                parts.append(f"{phrase} (Innodb_buffer_pool_reads)")
-            if read_read_ahead:
-                on_ra = statistics.median(a for a, _ in read_read_ahead)
-                off_ra = statistics.median(b for _, b in read_read_ahead)
-                if on_ra != off_ra:
-                    parts.append(f"{'more' if on_ra > off_ra else 'less'} read-ahead ({on_ra:.0f} vs {off_ra:.0f} pages)")
-            parts.append(_phrase(statistics.median([t for t in times if t is not None]), "less time", "more time"))
-            note = "; the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
-            sentences.append(f"{knob} on vs off, {cache} cache ({len(times)} paired points{note}): "
-                             + ", ".join(parts) + ".")
-    return sentences
+def summaries(frame: pd.DataFrame, counters: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per (subject, point): runs, timeouts, not-applicable reason, warmth, and the primary
+    metric's median, min, max and coefficient of variation (population std / mean) over the point's
+    ok executions; the median of each counter."""
+    if frame.empty:
+        return pd.DataFrame()
+    groups = frame.groupby(["subject", "point"], sort=True)
+    out = groups.agg(cache=("cache", "first"), swept=("swept", "first"), runs=("status", "size"),
+                     timeouts=("status", lambda s: int((s == "timeout").sum())),
+                     killed=("status", lambda s: int((s == "killed").sum())),
+                     not_applicable=("why", lambda s: next((w for w in s if isinstance(w, str)), None)),
+                     warm=("warm", "first"))
+    ok = frame[frame["status"] == "ok"]
+    stats = ok.groupby(["subject", "point"])["primary"].agg(median="median", min="min", max="max", mean="mean",
+                                                             std=lambda s: s.std(ddof=0), n="count")
+    stats["cv"] = (stats["std"] / stats["mean"]).where((stats["n"] > 1) & (stats["mean"] > 0), 0.0)
+    out = out.join(stats[["median", "min", "max", "cv"]], how="left")
+    if "server_seconds" in ok:
+        out = out.join(ok.groupby(["subject", "point"])["server_seconds"].median().rename("median_server"), how="left")
+    present = [c for c in counters if c in ok]
+    if present:
+        out = out.join(ok.groupby(["subject", "point"])[present].median(), how="left")
+    for column in counters:
+        if column not in out:
+            out[column] = float("nan")  # absent on this server: no column of numbers to invent
+    return out.reset_index()
 
 
 def _state(value: Any) -> str | None:
     if isinstance(value, bool):
         return "on" if value else "off"
-    text = str(value).lower()
-    return {"on": "on", "true": "on", "off": "off", "false": "off"}.get(text)
+    return {"on": "on", "true": "on", "off": "off", "false": "off"}.get(str(value).lower())
+
+
+def _pct_phrase(pct: float, less: str, more: str) -> str:
+    if abs(pct) < 0.5:
+        return f"about the same {less.split()[-1]}"
+    return f"{abs(pct):.0f}% {less if pct < 0 else more}"
+
+
+def findings(summary: pd.DataFrame, primary: Metric) -> list[str]:
+    """For every swept on/off knob: pair each "on" point with the "off" point that differs only in
+    that knob (same subject and cache), and say the median change in physical reads, read-ahead and
+    the primary metric in words. Whether a change is good follows ``primary.better``."""
+    if summary.empty or "median" not in summary:
+        return []
+    swept = summary["swept"].map(json.loads)
+    switches = sorted({k for s in swept for k, v in s.items() if _state(v) is not None})
+    sentences = []
+    for knob in switches:
+        frame = summary.assign(state=swept.map(lambda s, knob=knob: _state(s.get(knob))),
+                               others=swept.map(lambda s, knob=knob: json.dumps({k: v for k, v in s.items() if k != knob},
+                                                                     sort_keys=True)))
+        frame = frame[frame["median"].notna()]
+        on, off = frame[frame["state"] == "on"], frame[frame["state"] == "off"]
+        pairs = on.merge(off, on=["subject", "cache", "others"], suffixes=("_on", "_off"))
+        for cache, group in pairs.groupby("cache", sort=True):
+            change = (100 * (group["median_on"] - group["median_off"]) / group["median_off"]).median()
+            parts = []
+            if f"{READS}_on" in group:
+                both = group[[f"{READS}_on", f"{READS}_off"]].dropna()
+                both = both[both[f"{READS}_off"] != 0]
+                if not both.empty:
+                    reads = (100 * (both[f"{READS}_on"] - both[f"{READS}_off"]) / both[f"{READS}_off"]).median()
+                    parts.append(f"{_pct_phrase(reads, 'fewer physical reads', 'more physical reads')} ({READS})")
+            if f"{READ_AHEAD}_on" in group:
+                ahead = group[[f"{READ_AHEAD}_on", f"{READ_AHEAD}_off"]].dropna()
+                if not ahead.empty:
+                    a_on, a_off = ahead[f"{READ_AHEAD}_on"].median(), ahead[f"{READ_AHEAD}_off"].median()
+                    if a_on != a_off:
+                        parts.append(f"{'more' if a_on > a_off else 'less'} read-ahead ({a_on:.0f} vs {a_off:.0f} pages)")
+            less, more = primary.change_words()
+            parts.append(_pct_phrase(change, less, more))
+            if primary.better == Better.HIGHER:
+                verdict = "better" if change > 0.5 else "worse" if change < -0.5 else None
+            else:
+                verdict = "better" if change < -0.5 else "worse" if change > 0.5 else None
+            unwarmable = bool((group["warm_on"] == False).any() or (group["warm_off"] == False).any())  # noqa: E712
+            note = "; the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
+            sentences.append(f"{knob} on vs off, {cache} cache ({len(group)} paired points{note}): " + ", ".join(parts)
+                             + (f" ({verdict})" if verdict else "") + ".")
+    return sentences

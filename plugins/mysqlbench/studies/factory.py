@@ -1,15 +1,22 @@
-"""The one DAG factory: each study spec under include/configs/studies/ becomes a DAG whose
-trigger-form params can override every dimension. The only module here that knows Airflow."""
+"""The one DAG factory, for every study spec whatever its workload: each spec file becomes a DAG
+whose trigger form is generated from the spec model. Each spec is built on its own, so a broken
+one never hides the others (``spec_errors`` says which file, line and field, for the import error
+and for ``bin/mysqlbench lint``). The only module here that knows Airflow."""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Asset, Param, get_current_context, task
+from airflow.sdk import DAG, Asset, BaseOperator, get_current_context, task, teardown
 
-from mysqlbench.params import CONN_ID_PATTERN, SCHEMA_PATTERN
+from mysqlbench.errors import InvalidInput
 from mysqlbench.studies.spec import StudySpec, load_spec, study_files
+
+log = logging.getLogger(__name__)
 
 
 def target_pool(conn_id: str) -> str:
@@ -18,39 +25,50 @@ def target_pool(conn_id: str) -> str:
     return f"target_{conn_id}"
 
 
+def study_asset(study: str) -> Asset:
+    return Asset(name=f"mysqlbench_{study}", uri=f"mysqlbench://studies/{study}")
+
+
 def _recorder(study: str, spec_data: dict[str, Any]):
     from mysqlbench.recording import TaskRecorder
 
     return TaskRecorder(get_current_context(), study=study, spec=spec_data)
 
 
-def study_params(spec: StudySpec) -> dict[str, Param]:
-    return {
-        "scale_factor": Param(spec.dataset.scale_factor, type="number", exclusiveMinimum=0, maximum=1000,
-                              description="TPC-H scale factor"),
-        "target_conn_id": Param(spec.target, type="string", pattern=CONN_ID_PATTERN,
-                                description="Airflow connection of the server under test"),
-        "schema": Param(spec.dataset.schema_name, type="string", pattern=SCHEMA_PATTERN, description="dataset schema"),
-        "queries": Param(spec.queries, type="array", items={"type": "string", "pattern": r"^q\d{2}(_[a-z0-9]+)?$"},
-                         description="query ids (include/sql/tpch/queries and studies)"),
-        "settings": Param(spec.settings, type="object", description="knobs fixed for every point"),
-        "variables": Param(spec.variables, type="object", description="raw server variables, fixed"),
-        "matrix": Param(spec.matrix, type="object", description="swept knobs: cross product of the lists"),
-        "counters": Param(spec.counters, type="array", items={"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"},
-                          description="status counters whose deltas are recorded per execution"),
-        "cache": Param(spec.cache, type="array", items={"type": "string", "enum": ["warm", "cold"]}),
-        "repetitions": Param(spec.repetitions, type="integer", minimum=1, maximum=100),
-        "timeout_s": Param(spec.timeout_s, type="number", exclusiveMinimum=0, maximum=86400,
-                           description="per-statement timeout, enforced by the server"),
-        "seed": Param(spec.seed, type=["integer", "null"], description="point order seed (random when empty)"),
-        "noise_cv_max": Param(spec.noise_cv_max, type="number", exclusiveMinimum=0),
-        "allow_timeouts": Param(spec.allow_timeouts, type="boolean"),
-    }
+class MeasurePointOperator(BaseOperator):
+    """One sweep point. ``on_kill`` (Airflow calls it on SIGTERM, and after an execution timeout)
+    cancels the running statement on the server and stops the point, whose interrupted execution is
+    recorded as killed; Airflow's retries then run the point again, replacing its rows."""
+
+    def __init__(self, *, study: str, spec_data: dict[str, Any], point: dict[str, Any], dataset_id: str,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.study, self.spec_data, self.point, self.dataset_id = study, spec_data, point, dataset_id
+        self._run = None
+
+    def execute(self, context) -> dict[str, Any]:
+        from mysqlbench.studies import steps
+
+        context["point_label"] = self.point["label"]
+        return steps.measure_point(self.spec_data, self.point, _recorder(self.study, self.spec_data), self.dataset_id,
+                                   on_start=self._started)
+
+    def _started(self, run) -> None:
+        self._run = run
+
+    def on_kill(self) -> None:
+        if self._run is not None:
+            self._run.abort("task terminated (on_kill)")
 
 
-def build_study_dag(spec: StudySpec) -> DAG:
+def build_study_dag(spec: StudySpec, path: Path) -> DAG:
+    from mysqlbench.studies.form import form_params
+    from mysqlbench.workloads.base import workload_class
+
     study = spec.study
-    asset = Asset(name=f"mysqlbench_{study}", uri=f"mysqlbench://studies/{study}")
+    workload = workload_class(spec.workload)
+    asset = study_asset(study)
+    defaults = {"retries": spec.retries, "retry_delay": dt.timedelta(seconds=spec.retry_delay_s)}
     with DAG(
         dag_id=study,
         description=spec.description,
@@ -58,12 +76,13 @@ def build_study_dag(spec: StudySpec) -> DAG:
         start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
         catchup=False,
         max_active_runs=1,
-        tags=["mysqlbench", "tpch", "study"],
-        params=study_params(spec),
-        doc_md=f"**{study}**: {spec.description}\n\nSpec: `include/configs/studies/{study}.yaml`.",
+        default_args=defaults,
+        tags=["mysqlbench", spec.workload, "study"],
+        params=form_params(spec),
+        doc_md=f"**{study}** ({workload.label}): {spec.description}\n\nSpec: `{path}`.",
     ) as dag:
 
-        @task
+        @task(retries=0)
         def check_spec() -> dict:
             from mysqlbench.studies import steps
 
@@ -75,47 +94,109 @@ def build_study_dag(spec: StudySpec) -> DAG:
 
             return steps.ensure_dataset(spec_data, _recorder(study, spec_data))
 
-        @task
+        @task(retries=0)
         def plan_points(spec_data: dict, data: dict) -> list:
             from mysqlbench.studies import steps
 
-            return steps.plan_points(spec_data)
+            return steps.plan_points(spec_data, data)
 
-        @task(pool=target_pool(spec.target), max_active_tis_per_dag=1, map_index_template="{{ point_label }}")
-        def measure_point(spec_data: dict, point: dict, data: dict) -> dict:
+        @teardown(on_failure_fail_dagrun=True)
+        def restore_target(spec_data: dict) -> dict:
             from mysqlbench.studies import steps
 
-            get_current_context()["point_label"] = point["label"]
-            return steps.measure_point(spec_data, point, _recorder(study, spec_data), data["dataset_id"])
+            return steps.restore_target(spec_data)
 
-        @task(trigger_rule="all_done")
+        @task(trigger_rule="all_done", retries=0)
         def validate(spec_data: dict, data: dict) -> dict:
             from mysqlbench.studies import steps
 
             return steps.validate(spec_data, _recorder(study, spec_data), data.get("dataset_id"))
 
-        @task(trigger_rule="all_done")
+        @task(trigger_rule="all_done", retries=0)
         def report(spec_data: dict, validation: dict) -> dict:
             from mysqlbench.studies import steps
 
             return steps.report(spec_data, validation, _recorder(study, spec_data))
 
-        @task(outlets=[asset])
+        @task(outlets=[asset], retries=0)
         def publish(validation: dict, report_out: dict) -> dict:
             from mysqlbench.studies import steps
 
-            return steps.publish(validation, report_out)
+            out = steps.publish(validation, report_out)
+            get_current_context()["outlet_events"][asset].extra = {"report": out["report"], "study": study}
+            return out
 
         spec_data = check_spec()
         data = ensure_dataset(spec_data)
         points = plan_points(spec_data, data)
-        measured = measure_point.partial(spec_data=spec_data, data=data).expand(point=points)
+        measured = MeasurePointOperator.partial(
+            task_id="measure_point", study=study, pool=target_pool(spec.target), max_active_tis_per_dag=1,
+            map_index_template="{{ point_label }}", execution_timeout=dt.timedelta(seconds=spec.point_timeout_s),
+        ).expand_kwargs(points)
+        restored = restore_target(spec_data)
+        data >> restored
+        measured >> restored
         checked = validate(spec_data, data)
-        measured >> checked
+        restored >> checked
         written = report(spec_data, checked)
         publish(checked, written)
     return dag
 
 
-def build_all() -> dict[str, DAG]:
-    return {path.stem: build_study_dag(load_spec(path)) for path in study_files()}
+def spec_errors(path: Path) -> list[str]:
+    """Located problems of one spec file ("file:line: field: message"); empty when it is valid."""
+    try:
+        load_spec(path)
+    except InvalidInput as exc:
+        return [_locate(path, line) for line in str(exc).removeprefix("invalid params: ").split("; ")]
+    except Exception as exc:  # noqa: BLE001 - a spec must never take the other DAGs down with it
+        return [f"{path}: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def _locate(path: Path, message: str) -> str:
+    """Prefix ``message`` ("field.sub: text") with the file and the line the field is on."""
+    import yaml
+
+    if message.startswith(str(path)):
+        return message
+    field_path = message.split(": ", 1)[0].split(".")
+    line = None
+    try:
+        node = yaml.compose(path.read_text())
+        for key in field_path:
+            if isinstance(node, yaml.MappingNode):
+                match = next(((k, v) for k, v in node.value if k.value == key), None)
+                if match is None:
+                    break
+                line, node = match[0].start_mark.line + 1, match[1]
+            elif isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
+                node = node.value[int(key)]
+                line = node.start_mark.line + 1
+            else:
+                break
+    except yaml.YAMLError:
+        pass
+    return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+
+
+def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
+    """Every valid spec's DAG, and every broken spec's located errors, each spec on its own."""
+    dags: dict[str, DAG] = {}
+    errors: dict[str, list[str]] = {}
+    for path in study_files():
+        problems = spec_errors(path)
+        if not problems:
+            try:
+                spec = load_spec(path)
+                if spec.study in dags:
+                    problems = [f"{path}: study {spec.study!r} is defined twice"]
+                else:
+                    dags[spec.study] = build_study_dag(spec, path)
+            except Exception as exc:  # noqa: BLE001
+                problems = [f"{path}: {type(exc).__name__}: {exc}"]
+        if problems:
+            log.error("study spec %s is broken: %s", path, problems)
+            errors[str(path)] = problems
+    return dags, errors
+

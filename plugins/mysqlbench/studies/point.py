@@ -1,6 +1,12 @@
-"""One sweep point as one task instance: hold the target exclusively, apply the base config plus
-the spec plus this point's values (everything else reset), prepare the cache, measure every
-repetition, take the plan after the measured runs, and return samples for the results store."""
+"""One sweep point as one task instance, for any workload: hold the target exclusively, apply the
+base config plus the spec plus this point's values (everything else reset), prepare the cache,
+open the measuring session, let the workload measure each unit every repetition inside the
+engine's measured window, and turn what it returns into samples with an explicit execution.
+
+Every global change goes through the restore journal first and is undone when the point ends,
+however it ends. ``abort`` (from the operator's ``on_kill``, or an execution timeout) cancels the
+running statement on the server and stops the point; the execution it interrupted is recorded as
+``killed``."""
 
 from __future__ import annotations
 
@@ -9,19 +15,24 @@ import logging
 import time
 from typing import Any
 
-from mysqlbench import cache, knobs, measure
+from mysqlbench import cache, knobs
 from mysqlbench.errors import MysqlbenchError, NotApplicable
-from mysqlbench.results.lineage import filesystem_of
-from mysqlbench.results.store import Sample
+from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
+from mysqlbench.results.lineage import filesystem_of, server_variables
+from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection, server_info
+from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.targets.lock import exclusive
-from mysqlbench.workloads.tpch import queries
+from mysqlbench.workloads.base import Session, StudyWorkload, UnitResult, workload_class
 
 log = logging.getLogger(__name__)
 
 IDLE_WAIT_S = 60
 UNITS = {"Innodb_data_read": "bytes", "pages_data_bytes": "bytes"}
+# the once-a-second OS figures kept as time series for every measured window
+OS_SERIES = ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "disk_read_bytes", "disk_write_bytes",
+             "other_cpu_pct")
 
 
 def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
@@ -42,19 +53,43 @@ def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
         time.sleep(0.5)
 
 
+def _os_unit(name: str) -> str:
+    return "pct" if name.endswith("_pct") else "bytes" if name.endswith("_bytes") else "s" if name == "seconds" \
+        else "count"
+
+
 class PointRun:
-    def __init__(self, spec: StudySpec, point: dict[str, Any], target: TargetConnection):
+    def __init__(self, spec: StudySpec, point: dict[str, Any], target: TargetConnection,
+                 workload: StudyWorkload | None = None):
         self.spec, self.point, self.target = spec, point, target
+        self.workload = workload or workload_class(spec.workload)(spec)
         self.control = None
         if target.control == CONTROL_MANAGED:
             from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
             self.control = ManagedServer(ManagedSpec.load(target.managed_target))
+        self.journal = RestoreJournal(target.conn_id)
         self.samples: list[Sample] = []
-        self._global_settings: list[knobs.Setting] = []
-        self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "explain": 0.0}
+        # (server info, variables) as the measuring session saw them with the point's settings in
+        # force: the point's lineage, never the base config a later restart brings back
+        self.snapshot: tuple[Any, dict[str, str]] | None = None
+        self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "after_unit": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"]}
+        self._window: MeasuredWindow | None = None
+        self._abort_reason: str | None = None
+        self._current: tuple[str, int] | None = None  # the unit and repetition being measured
+
+    # -- stopping from outside ----------------------------------------------------------------------
+    def abort(self, reason: str) -> None:
+        """Cancel the running statement on the server and stop the point (any thread)."""
+        self._abort_reason = reason
+        if self._window is not None:
+            self._window.abort(reason)
+
+    def _check_abort(self) -> None:
+        if self._abort_reason is not None:
+            raise Aborted(self._abort_reason)
 
     # -- settings -------------------------------------------------------------------------------
     def _settings(self, conn) -> tuple[Any, list[knobs.Setting], list[knobs.Setting]]:
@@ -64,7 +99,7 @@ class PointRun:
 
     @contextlib.contextmanager
     def _phase(self, name: str):
-        """Time spent in restart, warm-up, measuring and explain, recorded so orchestration
+        """Time spent in restart, warm-up, measuring and after-unit work, recorded so orchestration
         overhead (everything else) can be told apart."""
         started = time.monotonic()
         try:
@@ -72,28 +107,46 @@ class PointRun:
         finally:
             self.phases[name] += time.monotonic() - started
 
-    def _restart(self, global_settings) -> None:
-        """Managed: restart with the base config plus this point's global settings. The slow-log
-        table (our server-time source) is emptied so looking a statement up stays cheap; on a
-        managed instance nothing else writes to it."""
+    def _restart(self, global_settings, info) -> None:
+        """Managed: restart with the base config plus this point's global settings (journaled
+        first), and read each one back: a value the server silently capped at start makes the
+        point not applicable, as for session knobs. The slow-log table (our server-time source) is
+        emptied so looking a statement up stays cheap; on a managed instance nothing else writes to it."""
+        overrides = {s.variable: s.value for s in global_settings}
         with self._phase("restart"):
-            self.control.restart({s.variable: s.value for s in global_settings})
+            if overrides:
+                self.journal.record_restart(self.control.spec.name, overrides)
+            self.control.restart(overrides)
             conn = self.control.admin_connect()
             try:
                 with conn.cursor() as cur:
                     cur.execute("TRUNCATE TABLE mysql.slow_log")
+                for setting in global_settings:
+                    effective = knobs.read_variable(conn, setting.variable, "global")
+                    knobs.check_effective(setting, setting.value, effective, info)
             finally:
                 conn.close()
 
-    def _session(self, info, session_settings):
+    def _open_session(self, info, session_settings) -> tuple[Session, list[knobs.Applied]]:
         conn = self.target.connect(database=self.spec.dataset.schema_name)
-        applied = knobs.apply_settings(conn, self.target, info, session_settings)
-        slow_log = measure.enable_slow_log_table(conn, self.target)
-        runner = measure.StatementRunner(conn, info, timeout_s=self.spec.timeout_s, slow_log=slow_log,
-                                         counters=self.spec.counters,
-                                         server_pid=self.control.pid() if self.control else None,
-                                         kill_query=self._kill_query)
-        return conn, runner, applied
+        try:
+            applied = knobs.apply_settings(conn, self.target, info, session_settings, journal=self.journal)
+            if self.snapshot is None:
+                self.snapshot = (info, server_variables(conn, scope="SESSION"))
+            slow_log = enable_slow_log_table(conn, self.target, self.journal)
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@innodb_page_size")
+                page_size = cur.fetchone()[0]
+            self._window = MeasuredWindow(conn, counters=self.spec.counters, page_size=page_size,
+                                          server_pid=self.control.pid() if self.control else None)
+            if self._abort_reason is not None:
+                self._window.abort(self._abort_reason)
+        except BaseException:
+            conn.close()
+            raise
+        return Session(conn=conn, target=self.target, server=info, schema=self.spec.dataset.schema_name,
+                       window=self._window, timeout_s=self.spec.timeout_s, slow_log=slow_log,
+                       kill_query=self._kill_query, server_pid=self._window.server_pid), applied
 
     # -- the point --------------------------------------------------------------------------------
     def run(self) -> list[Sample]:
@@ -108,91 +161,92 @@ class PointRun:
                 return self._not_applicable(str(exc))
             finally:
                 probe.close()
-            restored: list[tuple[str, Any]] = []
-            self._global_settings = global_settings
             try:
-                restored = self._apply_globals(info, global_settings, lock)
-                for query_id in self.spec.queries:
-                    self._run_query(query_id, info, session_settings, global_settings, lock)
+                if global_settings and self.control is None:
+                    conn = self.target.connect()
+                    try:
+                        knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
+                    finally:
+                        conn.close()
+                elif self.control is not None and self.point["cache"] != "cold":
+                    # a cold point restarts before every repetition anyway
+                    self._restart(global_settings, info)  # resets every other global to the base config
+                    lock.renew()
+                for unit in self.spec.units:
+                    self._check_abort()
+                    self._run_unit(unit, info, session_settings, global_settings, lock)
             except NotApplicable as exc:  # the server would not take a setting as asked
                 return self._not_applicable(str(exc))
+            except BaseException as exc:
+                self._record_killed(exc)
+                raise
             finally:
-                self._restore_globals(restored)
-        self.samples += [Sample("phase_seconds", round(seconds, 3), "s", metadata={**self.meta, "phase": phase})
+                with self._phase("restart"):
+                    self.journal.replay(self.target)  # leave the target as the point found it
+        self.samples += [Sample("phase_seconds", round(seconds, 3), "s", kind=SampleKind.PHASE.value,
+                                point=self.point["label"], metadata={**self.meta, "phase": phase})
                          for phase, seconds in self.phases.items()]
         return self.samples
 
-    def _apply_globals(self, info, global_settings, lock) -> list[tuple[str, Any]]:
-        if self.control is not None:
-            if self.point["cache"] != "cold":  # a cold point restarts before every repetition anyway
-                self._restart(global_settings)  # resets every other global to the base config
-                lock.renew()
-            return []
-        conn = self.target.connect()
-        try:
-            before = [(s.variable, knobs.read_variable(conn, s.variable, "global")) for s in global_settings]
-            knobs.apply_settings(conn, self.target, info, global_settings)
-        finally:
-            conn.close()
-        return before
-
-    def _restore_globals(self, restored) -> None:
-        """Leave the server as the point found it: external targets get their values back; a
-        managed one restarts with its base config if the point changed a global."""
-        if self.control is not None:
-            if self._global_settings:
-                self._restart([])
+    def _record_killed(self, exc: BaseException) -> None:
+        """An execution stopped from outside (abort, Airflow's execution timeout or termination)
+        is recorded as killed; any other error fails the task with its own traceback."""
+        stopped = isinstance(exc, (Aborted, KeyboardInterrupt, SystemExit)) or \
+            type(exc).__name__ in ("AirflowTaskTimeout", "AirflowTaskTerminated")
+        if self._current is None or not stopped:
             return
-        if not restored:
-            return
-        conn = self.target.connect()
-        try:
-            with conn.cursor() as cur:
-                for variable, value in restored:
-                    cur.execute(f"SET GLOBAL {knobs.check_settable_variable(variable)} = %s", (value,))
-        finally:
-            conn.close()
+        unit, repetition = self._current
+        why = self._abort_reason or f"{type(exc).__name__}: {exc}"
+        log.warning("%s: %s repetition %d killed: %s", self.point["label"], unit, repetition, why)
+        self.samples.append(Sample(self.workload.primary.name, None, self.workload.primary.unit,
+                                   status=Status.KILLED.value, kind=SampleKind.METRIC.value,
+                                   point=self.point["label"], subject=unit, repetition=repetition,
+                                   metadata={**self.meta, "why": why}))
 
-    def _run_query(self, query_id, info, session_settings, global_settings, lock) -> None:
-        query = queries.load(query_id, self.spec.dataset.scale_factor)
-        meta = {**self.meta, "query": query_id}
+    def _run_unit(self, unit, info, session_settings, global_settings, lock) -> None:
+        prepared = self.workload.prepare(unit)
+        meta = {**self.meta, "unit": unit}
         cold = self.point["cache"] == "cold"
-        conn = runner = None
+        session = None
         evidence: dict[str, Any] = {}
+        applied: list[knobs.Applied] = []
         try:
             for repetition in range(self.spec.repetitions):
+                self._check_abort()
                 if cold:
-                    if conn is not None:
-                        conn.close()
-                    self._restart(global_settings)
+                    if session is not None:
+                        session.conn.close()
+                        session = None
+                    self._restart(global_settings, info)
                     lock.renew()
                     with self._phase("restart"):
                         evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir),
                                     "datadir_fs": filesystem_of(self.control.datadir),
                                     "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
-                    conn, runner, applied = self._session(info, session_settings)
-                elif conn is None:
-                    conn, runner, applied = self._session(info, session_settings)
-                    with self._phase("warmup"):
-                        evidence = cache.warm_up(lambda: self._untimed(runner, query), self.spec.warmup_max_runs)
+                    session, applied = self._open_session(info, session_settings)
+                elif session is None:
+                    session, applied = self._open_session(info, session_settings)
+                    if self.workload.warms_in_window:
+                        evidence = {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
+                    else:
+                        with self._phase("warmup"):
+                            evidence = cache.warm_up(lambda s=session: self.workload.warm_run(s, prepared),
+                                                     self.spec.warmup_max_runs)
                     if evidence["warm"] is False:
                         log.warning("%s: %s", self.point["label"], evidence["why"])
                 with self._phase("measure"):
-                    runner.execute(query.setup)
-                    wait_until_idle(conn)
-                    execution = runner.run(query_id, query.statement, keep_answer=repetition == 0)
-                    runner.execute(query.teardown)
-                self._record_execution(execution, {**meta, "repetition": repetition, "cache_evidence": evidence,
-                                                   "applied": [a.__dict__ for a in applied]})
-            with self._phase("explain"):
-                runner.execute(query.setup)
-                plan, plan_hash = runner.explain(query.statement)  # after the measured runs, never before
-                runner.execute(query.teardown)
-            self.samples.append(Sample("plan", None, "json", status="ok",
-                                       metadata={**meta, "plan_hash": plan_hash, "plan": plan}))
+                    wait_until_idle(session.conn)
+                    self._current = (unit, repetition)
+                    result = self.workload.measure(session, prepared, repetition)
+                    self._current = None
+                self._record_execution(result, unit, repetition,
+                                       {**meta, "repetition": repetition, "cache_evidence": evidence,
+                                        "applied": [a.__dict__ for a in applied]})
+            with self._phase("after_unit"):
+                self.samples += self.workload.after_unit(session, prepared, meta)
         finally:
-            if conn is not None:
-                conn.close()
+            if session is not None:
+                session.conn.close()
 
     def _kill_query(self, connection_id: int) -> None:
         conn = self.target.connect()
@@ -202,57 +256,45 @@ class PointRun:
         finally:
             conn.close()
 
-    @staticmethod
-    def _untimed(runner, query) -> int | None:
-        runner.execute(query.setup)
-        execution = runner.run(query.id, query.statement)
-        runner.execute(query.teardown)
-        return execution.counters.get("Innodb_buffer_pool_reads")
-
-    def _record_execution(self, execution: measure.Execution, meta: dict[str, Any]) -> None:
-        meta = {**meta, "status": execution.status, "rows": execution.rows, "checksum": execution.checksum,
-                "server_time_source": execution.server_time_source}
-        if execution.status == "timeout":
-            self.samples.append(Sample("client_seconds", None, "s", status="timeout", metadata=meta))
+    def _record_execution(self, result: UnitResult, unit: str, repetition: int, meta: dict[str, Any]) -> None:
+        meta = {**meta, "status": result.status, **result.facts}
+        execution = {"point": self.point["label"], "subject": unit, "repetition": repetition}
+        primary = self.workload.primary
+        if result.status != Status.OK.value:
+            self.samples.append(Sample(primary.name, None, primary.unit, status=result.status,
+                                       kind=SampleKind.METRIC.value, metadata=meta, **execution))
             return
-        self.samples.append(Sample("client_seconds", execution.client_s, "s", metadata=meta))
-        self.samples.append(Sample("server_seconds", execution.server_s, "s",
-                                   status="ok" if execution.server_s is not None else "absent", metadata=meta))
-        for name, value in execution.counters.items():
+        for name, (value, unit_name) in result.metrics.items():
+            self.samples.append(Sample(name, value, unit_name, status="ok" if value is not None else "absent",
+                                       kind=SampleKind.METRIC.value, metadata=meta, **execution))
+        for name, value in result.counters.items():
             self.samples.append(Sample(name, value, UNITS.get(name, "count"),
-                                       status="ok" if value is not None else "absent", metadata=meta))
-        for name, value in execution.os.items():
-            unit = "pct" if name.endswith("_pct") else "bytes" if name.endswith("_bytes") else "s" \
-                if name == "seconds" else "count"
-            self.samples.append(Sample(f"os_{name}", value, unit, metadata=meta))
-        if execution.os_samples:
-            self.samples.append(Sample("os_samples", len(execution.os_samples), "count",
-                                       metadata={**meta, "per_second": execution.os_samples}))
-        if execution.answer is not None:
-            rows = [[json_value(v) for v in row] for row in execution.answer[:10_000]]
-            self.samples.append(Sample("answer", len(execution.answer), "rows", metadata={**meta, "answer": rows}))
+                                       status="ok" if value is not None else "absent",
+                                       kind=(SampleKind.GAUGE if name in GAUGES else SampleKind.COUNTER).value,
+                                       metadata=meta, **execution))
+        for name, value in result.os.items():
+            if name != "samples":
+                self.samples.append(Sample(f"os_{name}", value, _os_unit(name), kind=SampleKind.OS.value,
+                                           metadata=meta, **execution))
+        series = dict(result.series)
+        if result.os_samples:
+            offsets = [round(sum(s["seconds"] for s in result.os_samples[:i + 1]), 3)
+                       for i in range(len(result.os_samples))]
+            for name in OS_SERIES:
+                series[f"os_{name}"] = (TimeSeries(offsets, [s[name] for s in result.os_samples], 1.0), _os_unit(name))
+        for name, (values, unit_name) in series.items():
+            measured = values.measured()
+            self.samples.append(Sample(name, sum(measured) / len(measured) if measured else None, unit_name,
+                                       status="ok" if measured else "absent", kind=SampleKind.SERIES.value,
+                                       series=values, metadata=meta, **execution))
+        if result.answer is not None:
+            self.samples.append(Sample("answer_rows", result.answer.rows, "rows", kind=SampleKind.ANSWER.value,
+                                       metadata={**meta, "checksum": result.answer.checksum,
+                                                 "oracle": result.answer.oracle, "sample": result.answer.sample},
+                                       **execution))
 
     def _not_applicable(self, why: str) -> list[Sample]:
         log.info("%s: not applicable: %s", self.point["label"], why)
-        return [Sample("client_seconds", None, "s", status="not_applicable",
-                       metadata={**self.meta, "query": q, "why": why}) for q in self.spec.queries]
-
-
-def json_value(value: Any) -> Any:
-    """JSON-safe answer values for the oracle check (decimals as floats: the check's tolerance is
-    far above a double's rounding; dates ISO)."""
-    from decimal import Decimal
-
-    if isinstance(value, Decimal):
-        return float(value)
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode()
-    return value
-
-
-def run_point(spec: StudySpec, point: dict[str, Any]) -> list[Sample]:
-    target = TargetConnection.from_airflow(spec.target)
-    return PointRun(spec, point, target).run()
-
+        return [Sample(self.workload.primary.name, None, self.workload.primary.unit,
+                       status=Status.NOT_APPLICABLE.value, kind=SampleKind.METRIC.value, point=self.point["label"],
+                       subject=unit, metadata={**self.meta, "why": why}) for unit in self.spec.units]

@@ -1,5 +1,6 @@
 """The study report: an HTML page with charts (PNG) and tables in a results folder, and a
-machine-readable summary.json. Written for every run, marked INVALID when validation failed."""
+machine-readable summary.json. Written for every run, marked INVALID when validation failed, with
+each failed expectation and the value GX observed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from mysqlbench import paths
-from mysqlbench.studies.analysis import SUMMARY_COUNTERS, findings, point_summaries
+from mysqlbench.studies.analysis import findings, summaries
 
 
 def report_dir(dag_id: str, run_id: str) -> Path:
@@ -20,86 +23,131 @@ def report_dir(dag_id: str, run_id: str) -> Path:
     return directory
 
 
-def _bar_chart(summaries: list[dict[str, Any]], query: str, path: Path) -> None:
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [s for s in summaries if s["query"] == query and s.get("median_s") is not None]
-    rows.sort(key=lambda s: s["point"])
-    labels = [s["point"].replace(" ", "\n") for s in rows]
-    medians = [s["median_s"] for s in rows]
-    errors = [[s["median_s"] - s["min_s"] for s in rows], [s["max_s"] - s["median_s"] for s in rows]]
+    return plt
+
+
+def _bar_chart(summary: pd.DataFrame, subject: str, primary, path: Path) -> None:
+    plt = _pyplot()
+    rows = summary[(summary["subject"] == subject) & summary["median"].notna()].sort_values("point")
     fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(rows)), 5.5))
-    ax.bar(range(len(rows)), medians, yerr=errors, capsize=4,
-           color=["#4c72b0" if s["cache"] == "warm" else "#dd8452" for s in rows])
-    ax.set_xticks(range(len(rows)), labels, fontsize=7, rotation=30, ha="right")
-    ax.set_ylabel("query time, s (median; bars: min-max)")
-    ax.set_title(f"{query}: query time per setting (blue warm, orange cold)")
+    errors = [rows["median"] - rows["min"], rows["max"] - rows["median"]]
+    ax.bar(range(len(rows)), rows["median"], yerr=errors, capsize=4,
+           color=["#4c72b0" if c == "warm" else "#dd8452" for c in rows["cache"]])
+    ax.set_xticks(range(len(rows)), [p.replace(" ", "\n") for p in rows["point"]], fontsize=7, rotation=30, ha="right")
+    ax.set_ylabel(f"{primary.name}, {primary.unit} (median; bars: min-max)")
+    ax.set_title(f"{subject}: {primary.title} per setting (blue warm, orange cold)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def write_report(*, spec, dag_id: str, run_id: str, execs: list[dict[str, Any]], plans: list[dict[str, Any]],
-                 validation: dict[str, Any], flags: list[str], metadata: dict[str, Any]) -> dict[str, Any]:
-    import pandas as pd
+def _series_chart(series: pd.DataFrame, metric: str, path: Path) -> None:
+    """One line per point (repetition 0) of a time-series metric; a dashed line where rampup ends."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for row in series.itertuples():
+        data = json.loads(row.series)
+        ax.plot(data["offsets_s"], data["values"], label=f"{row.point} {row.subject}", linewidth=1)
+        if data.get("rampup_end_s"):
+            ax.axvline(data["rampup_end_s"], linestyle="--", color="#999", linewidth=0.8)
+    ax.set_xlabel("seconds into the measured window")
+    ax.set_ylabel(f"{metric} ({series['unit'].iloc[0]})")
+    ax.set_title(f"{metric} over time")
+    ax.legend(fontsize=6, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
+
+def _observed(failure: dict[str, Any]) -> dict[str, Any]:
+    return {k: failure[k] for k in ("observed", "unexpected_count", "unexpected", "mismatched", "error") if k in failure}
+
+
+def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFrame, series: pd.DataFrame,
+                 plans: list[dict[str, Any]], validation: dict[str, Any], flags: list[str],
+                 metadata: dict[str, Any]) -> dict[str, Any]:
     directory = report_dir(dag_id, run_id)
-    summaries = point_summaries(execs)
-    sentences = findings(summaries)
+    counters = workload.summary_counters()
+    summary = summaries(frame, counters)
+    sentences = findings(summary, workload.primary)
     valid = bool(validation.get("success"))
     charts = []
-    for query in sorted({s["query"] for s in summaries if s["query"]}):
-        name = f"time_{query}.png"
-        if any(s["query"] == query and s.get("median_s") is not None for s in summaries):
-            _bar_chart(summaries, query, directory / name)
+    for subject in sorted(summary["subject"].unique()) if not summary.empty else []:
+        if summary[(summary["subject"] == subject)]["median"].notna().any():
+            name = f"primary_{subject}.png"
+            _bar_chart(summary, subject, workload.primary, directory / name)
             charts.append(name)
-    frame = pd.DataFrame(summaries)
+    if not series.empty:
+        first = series[series["repetition"] == 0]
+        for metric, group in first.groupby("metric"):
+            if metric.startswith("os_") and metric not in ("os_cpu_user_pct", "os_cpu_iowait_pct", "os_disk_read_bytes"):
+                continue  # the report charts the three OS series that tell CPU from I/O; all are stored
+            name = f"series_{metric}.png"
+            _series_chart(group, metric, directory / name)
+            charts.append(name)
     tables = []
-    if not frame.empty:
-        timing_cols = [c for c in ("query", "point", "cache", "runs", "median_s", "min_s", "max_s", "cv",
-                                   "median_server_s", "timeouts", "warm", "not_applicable") if c in frame]
-        tables.append(("Query time per point", frame[timing_cols].to_html(index=False, float_format="%.4f",
-                                                                          na_rep="absent")))
-        for query, group in frame.groupby("query"):
-            counters = group.set_index("point")[[c for c in SUMMARY_COUNTERS if c in group]].T
-            tables.append((f"Counters for {query} (median delta per execution; settings as columns)",
-                           counters.to_html(float_format="%.0f", na_rep="absent")))
-            if "median_s" not in group or group["median_s"].isna().all():
-                continue
-            pivot = group.pivot_table(index=group["point"].str.replace(r" cache=\w+", "", regex=True),
-                                      columns="cache", values="median_s", aggfunc="first")
-            tables.append((f"Warm vs cold for {query} (median s)", pivot.to_html(float_format="%.4f", na_rep="-")))
+    if not summary.empty:
+        cols = [c for c in ("subject", "point", "cache", "runs", "median", "min", "max", "cv", "median_server",
+                            "timeouts", "killed", "warm", "not_applicable") if c in summary]
+        tables.append((f"{workload.primary.title.capitalize()} per point ({workload.primary.name}, "
+                       f"{workload.primary.unit})", summary[cols].to_html(index=False, float_format="%.4f",
+                                                                         na_rep="absent")))
+        for subject, group in summary.groupby("subject"):
+            table = group.set_index("point")[[c for c in counters if c in group]].T
+            tables.append((f"Counters for {subject} (median delta per execution; settings as columns; "
+                           "absent: the server has no such counter)",
+                           table.to_html(float_format="%.0f", na_rep="absent")))
+            if group["median"].notna().any() and group["cache"].nunique() > 1:
+                pivot = group.pivot_table(index=group["point"].str.replace(r" cache=\w+", "", regex=True),
+                                          columns="cache", values="median", aggfunc="first")
+                tables.append((f"Warm vs cold for {subject} (median {workload.primary.unit})",
+                               pivot.to_html(float_format="%.4f", na_rep="-")))
     plan_groups: dict[str, list[str]] = {}
     outlines: dict[str, list[str]] = {}
     for plan in plans:
-        key = f"{plan['query']} plan {plan['plan_hash']}"
+        key = f"{plan['subject']} plan {plan['plan_hash']}"
         plan_groups.setdefault(key, []).append(plan["point"])
         outlines[key] = plan.get("outline", [])
-    summary = {
-        "study": spec.study, "dag_id": dag_id, "run_id": run_id, "valid": valid,
-        "label": "TPC-H-derived; not an official TPC-H metric",
+    records = json.loads(summary.to_json(orient="records")) if not summary.empty else []
+    out = {
+        "study": spec.study, "workload": workload.name, "dag_id": dag_id, "run_id": run_id, "valid": valid,
+        "label": workload.label, "primary_metric": workload.primary.__dict__ | {"better": workload.primary.better.value},
         "findings": sentences, "noise_flags": flags, "validation": validation,
-        "points": summaries, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
+        "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
     }
-    (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    (directory / "summary.json").write_text(json.dumps(out, indent=2, default=str))
     esc = html.escape
     body = [f"<h1>{esc(spec.study)}{' — INVALID' if not valid else ''}</h1>",
-            f"<p>{esc(spec.description)}</p><p><i>{esc(summary['label'])}</i></p>"]
+            f"<p>{esc(spec.description)}</p><p><i>{esc(workload.label)}</i></p>"]
+    failures = validation.get("failures", [])
     if not valid:
-        body.append(f"<p style='color:#b00'><b>INVALID:</b> validation failed: "
-                    f"{esc(json.dumps(validation.get('failures', [])[:20], default=str))}</p>")
+        body.append("<p style='color:#b00'><b>INVALID:</b> these expectations failed (as Great Expectations "
+                    "evaluated them over the recorded executions):</p>")
+        body.append("<table><tr><th>check</th><th>expectation</th><th>rows</th><th>expected</th>"
+                    "<th>observed</th></tr>" + "".join(
+                        f"<tr><td>{esc(str(f.get('check')))}</td><td>{esc(str(f.get('expectation')))}</td>"
+                        f"<td>{esc(str(f.get('where') or 'all'))}</td><td>{esc(json.dumps(f.get('kwargs'), default=str))}</td>"
+                        f"<td>{esc(json.dumps(_observed(f), default=str))}</td></tr>"
+                        for f in failures[:50]) + "</table>")
+    stats = validation.get("statistics", {})
+    body.append(f"<p>Validation: {stats.get('successful_expectations', '?')} of "
+                f"{stats.get('evaluated_expectations', '?')} expectations met.</p>")
     body.append("<h2>Findings</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences or
                                                     ["no on/off knob was swept"]) + "</ul>")
     if flags:
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]
     body += [f"<h2>{esc(title)}</h2>{table}" for title, table in tables]
-    body.append("<h2>Plans (points sharing a plan structure)</h2><ul>" + "".join(
-        f"<li><b>{esc(k)}</b>: {esc(', '.join(v))}<pre>{esc(chr(10).join(outlines.get(k, [])))}</pre></li>"
-        for k, v in plan_groups.items()) + "</ul>")
+    if plan_groups:
+        body.append("<h2>Plans (points sharing a plan structure)</h2><ul>" + "".join(
+            f"<li><b>{esc(k)}</b>: {esc(', '.join(v))}<pre>{esc(chr(10).join(outlines.get(k, [])))}</pre></li>"
+            for k, v in plan_groups.items()) + "</ul>")
     body.append(f"<h2>Run metadata</h2><pre>{esc(json.dumps(metadata, indent=2, default=str))}</pre>")
     (directory / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>" + esc(spec.study) + "</title>"

@@ -1,5 +1,7 @@
-"""The study spec schema. Everything a study does is here and validated before any task touches a
-server: queries exist, knobs and values are known and well-formed, counts are positive."""
+"""The study spec schema, for every workload. It is the one source of truth: specs are validated
+with it before any task touches a server, the trigger form is generated from it (titles,
+descriptions, sections, drop-downs), and ``bin/mysqlbench lint`` reports against it with file,
+line and field. The workload validates its own ``dataset``, ``units`` and ``workload_params``."""
 
 from __future__ import annotations
 
@@ -9,42 +11,84 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from mysqlbench import paths
+from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import check_knob, check_settable_variable, parse_raw_value
 from mysqlbench.measure import SEED_COUNTERS
-from mysqlbench.params import CONN_ID_PATTERN, DatasetFields, validate_params
+from mysqlbench.params import CONN_ID_PATTERN, DatasetBase, validate_params
 
 STUDIES_DIR = paths.CONFIG_DIR / "studies"
+# Above this many points a sweep is a mistake more often than a plan, and Airflow's mapped-task
+# XCom (the list of points) must stay small.
+MAX_POINTS = 512
+
+# Trigger-form sections, in the order the form shows them.
+GENERAL, DATASET, SWEEP, MEASURE, VALIDATE, EXECUTE = ("Target and dataset", "Dataset", "Sweep",
+                                                      "Measurement", "Validation", "Retries and time limits")
 
 
-class DatasetSpec(DatasetFields):
-    """The study's dataset: TPC-H at a scale factor, in a schema."""
+def _form(section: str, title: str, **extra: Any) -> dict[str, Any]:
+    """Field metadata the trigger form is generated from (``studies.form``)."""
+    return {"form": {"section": section, "title": title, **extra}}
 
 
 class StudySpec(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    study: str
+    study: str = Field(description="the study's name, also its DAG id")
     description: str = ""
-    workload: Literal["tpch"] = "tpch"
-    dataset: DatasetSpec
-    target: str = Field(pattern=CONN_ID_PATTERN)
-    queries: list[str] = Field(min_length=1)
-    settings: dict[str, Any] = Field(default_factory=dict)     # knobs fixed for every point
-    variables: dict[str, Any] = Field(default_factory=dict)    # raw server variables, fixed
-    matrix: dict[str, list[Any]] = Field(default_factory=dict)  # cross product; a mapping = paired knobs
-    counters: list[str] = Field(default_factory=lambda: list(SEED_COUNTERS), min_length=1)
-    cache: list[Literal["warm", "cold"]] = Field(default_factory=lambda: ["warm"], min_length=1)
-    repetitions: int = Field(default=3, ge=1, le=100)
-    warmup_max_runs: int = Field(default=5, ge=1, le=50)
-    timeout_s: float = Field(default=600, gt=0, le=86400)
-    noise_cv_max: float = Field(default=0.10, gt=0, le=10)
-    allow_timeouts: bool = False
-    oracle: bool = True
-    seed: int | None = None
+    workload: str = Field(default="tpch", description="registered workload name (tpch, ...)")
+    dataset: SerializeAsAny[DatasetBase] = Field(
+        description="the workload's dataset (e.g. TPC-H scale factor and schema)",
+        json_schema_extra=_form(DATASET, "Dataset", type="object"))
+    target: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the server under test",
+                        json_schema_extra=_form(GENERAL, "Target connection", param="target_conn_id"))
+    units: list[str] = Field(min_length=1, validation_alias=AliasChoices("units", "queries"),
+                             description="what each point measures: queries (TPC-H) or windows (drivers)",
+                             json_schema_extra=_form(SWEEP, "Units (queries)"))
+    settings: dict[str, Any] = Field(default_factory=dict, description="logical knobs fixed for every point",
+                                     json_schema_extra=_form(SWEEP, "Fixed knobs"))
+    variables: dict[str, Any] = Field(default_factory=dict, description="raw server variables fixed for every point",
+                                      json_schema_extra=_form(SWEEP, "Raw server variables"))
+    matrix: dict[str, list[Any]] = Field(
+        default_factory=dict, description="swept knobs: a cross product of the lists; a list of mappings is "
+                                          "one dimension of paired values",
+        json_schema_extra=_form(SWEEP, "Sweep matrix"))
+    cache: list[Literal["warm", "cold"]] = Field(
+        default_factory=lambda: ["warm"], min_length=1,
+        description="warm: untimed runs until physical reads stop; cold: restart and drop the OS page cache",
+        json_schema_extra=_form(SWEEP, "Cache modes"))
+    repetitions: int = Field(default=3, ge=1, le=100, description="measured executions per unit and point",
+                             json_schema_extra=_form(MEASURE, "Repetitions"))
+    warmup_max_runs: int = Field(default=5, ge=1, le=50,
+                                 description="untimed warm-up runs at most, before a warm point is declared unwarmable",
+                                 json_schema_extra=_form(MEASURE, "Warm-up runs at most"))
+    timeout_s: float = Field(default=600, ge=0.001, le=86400,
+                             description="per-execution timeout, enforced by the server",
+                             json_schema_extra=_form(MEASURE, "Execution timeout (s)"))
+    counters: list[str] = Field(default_factory=lambda: list(SEED_COUNTERS), min_length=1,
+                                description="status counters whose deltas are recorded per execution",
+                                json_schema_extra=_form(MEASURE, "Counters"))
+    seed: int | None = Field(default=None, description="point order seed (random when empty; always recorded)",
+                             json_schema_extra=_form(MEASURE, "Point order seed"))
+    workload_params: dict[str, Any] = Field(default_factory=dict, description="the workload's own run parameters",
+                                            json_schema_extra=_form(MEASURE, "Workload parameters"))
+    noise_cv_max: float = Field(default=0.10, gt=0, le=10,
+                                description="flag a point whose coefficient of variation is above this",
+                                json_schema_extra=_form(VALIDATE, "Noise threshold (CV)"))
+    allow_timeouts: bool = Field(default=False, description="a timed-out execution does not invalidate the run",
+                                 json_schema_extra=_form(VALIDATE, "Allow timeouts"))
+    retries: int = Field(default=1, ge=0, le=10, description="Airflow retries of a point (and of the dataset step)",
+                         json_schema_extra=_form(EXECUTE, "Retries per point"))
+    retry_delay_s: float = Field(default=30, ge=0, le=86400, description="wait before a retry",
+                                 json_schema_extra=_form(EXECUTE, "Retry delay (s)"))
+    point_timeout_s: float = Field(default=4 * 3600, ge=1, le=7 * 86400,
+                                   description="Airflow execution_timeout of one point: the point is killed, its "
+                                               "statement cancelled on the server, and it is retried",
+                                   json_schema_extra=_form(EXECUTE, "Point time limit (s)"))
     schedule: str | None = None
 
     @field_validator("study")
@@ -52,13 +96,30 @@ class StudySpec(BaseModel):
     def _study(cls, value: str) -> str:
         return check_name(value, "study name")
 
-    @field_validator("queries")
+    @model_validator(mode="before")
     @classmethod
-    def _queries(cls, value: list[str]) -> list[str]:
-        from mysqlbench.workloads.tpch import queries
+    def _typed_dataset(cls, data: Any) -> Any:
+        """The ``dataset`` is validated by the workload's own model."""
+        if isinstance(data, dict) and isinstance(data.get("dataset"), dict):
+            from mysqlbench.workloads.base import workload_class
 
-        for query_id in value:
-            queries.load(query_id, 1)
+            data = dict(data)
+            data["dataset"] = workload_class(data.get("workload", "tpch")).dataset_model.model_validate(data["dataset"])
+        return data
+
+    @field_validator("units")
+    @classmethod
+    def _no_duplicate_units(cls, value: list[str]) -> list[str]:
+        duplicates = sorted({u for u in value if value.count(u) > 1})
+        if duplicates:
+            raise ValueError(f"listed twice: {duplicates}")
+        return value
+
+    @field_validator("cache")
+    @classmethod
+    def _no_duplicate_cache(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"a cache mode is listed twice: {value}")
         return value
 
     @field_validator("counters")
@@ -96,11 +157,27 @@ class StudySpec(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _no_overlap(self) -> "StudySpec":
+    def _whole(self) -> "StudySpec":
+        from mysqlbench.workloads.base import workload_class
+
+        workload = workload_class(self.workload)
+        if not isinstance(self.dataset, workload.dataset_model):
+            self.dataset = workload.dataset_model.model_validate(self.dataset.model_dump(by_alias=True))
+        workload.check_units(self.units, self.dataset)
+        workload.params_model.model_validate(self.workload_params)
         swept = {k for d, opts in self.matrix.items() for o in opts for k in _as_knobs(d, o)}
         fixed = swept & set(self.settings)
         if fixed:
             raise ValueError(f"knobs both fixed in settings and swept in the matrix: {sorted(fixed)}")
+        size = len(self.cache)
+        for options in self.matrix.values():
+            size *= len(options)
+        if size > MAX_POINTS:
+            raise ValueError(f"the matrix expands to {size} points; at most {MAX_POINTS} per run "
+                             "(split the study, or sweep fewer values)")
+        if self.point_timeout_s <= self.timeout_s:
+            raise ValueError(f"point_timeout_s ({self.point_timeout_s:g}) must exceed timeout_s ({self.timeout_s:g}): "
+                             "a point runs at least one execution")
         return self
 
     def points(self) -> list[dict[str, Any]]:
@@ -111,7 +188,7 @@ class StudySpec(BaseModel):
         points = []
         for combo in combos:
             swept: dict[str, Any] = {}
-            for (dimension, _), option in zip(dims, combo):
+            for (dimension, _), option in zip(dims, combo, strict=True):
                 swept.update(_as_knobs(dimension, option))
             for cache in self.cache:
                 label = " ".join([*(f"{k}={_show(v)}" for k, v in swept.items()), f"cache={cache}"])
@@ -137,23 +214,53 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+def read_spec_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise InvalidInput(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"{path}: a study spec is a mapping of fields")
+    return raw
+
+
+def spec_path(name_or_path: str | Path) -> Path:
+    """A spec file by path, or by study name in the study directories."""
+    path = Path(name_or_path)
+    if path.suffix:
+        return path
+    name = check_name(str(name_or_path), "study name")
+    for directory in study_dirs():
+        if (directory / f"{name}.yaml").exists():
+            return directory / f"{name}.yaml"
+    raise InvalidInput(f"no study spec {name!r} in {', '.join(str(d) for d in study_dirs())}")
+
+
 def load_spec(name_or_path: str | Path, overrides: dict[str, Any] | None = None) -> StudySpec:
     """The spec ``include/configs/studies/<name>.yaml`` with trigger-form ``overrides`` merged
     (top-level keys replace; ``dataset`` keys merge), validated as a whole."""
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = STUDIES_DIR / f"{check_name(str(name_or_path), 'study name')}.yaml"
-    raw = yaml.safe_load(path.read_text()) or {}
+    raw = read_spec_file(spec_path(name_or_path))
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         if key == "dataset" and isinstance(value, dict):
             raw["dataset"] = {**raw.get("dataset", {}), **value}
         else:
+            if key == "units":
+                raw.pop("queries", None)  # a TPC-H spec spells its units "queries"
             raw[key] = value
     return validate_params(StudySpec, raw)  # type: ignore[return-value]
 
 
-def study_files() -> list[Path]:
-    return sorted(STUDIES_DIR.glob("*.yaml"))
+def study_dirs() -> list[Path]:
+    """include/configs/studies, plus MYSQLBENCH_STUDY_DIRS (colon-separated) for a deployment's own."""
+    import os
 
+    extra = [Path(p) for p in (os.environ.get("MYSQLBENCH_STUDY_DIRS") or "").split(":") if p]
+    return [STUDIES_DIR, *extra]
+
+
+def study_files() -> list[Path]:
+    return sorted(p for d in study_dirs() for p in d.glob("*.yaml"))

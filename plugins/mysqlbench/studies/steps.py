@@ -1,34 +1,29 @@
 """The steps of a study DAG as plain functions (the factory only wires them): check the merged
-spec, ensure the dataset, plan the points, run one point, validate, report, publish."""
+spec, ensure the dataset, plan the points, run one point, restore the target, validate, report,
+publish. They know the workload interface, never a particular workload."""
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from mysqlbench.errors import MysqlbenchError
-from mysqlbench.measure import plan_outline
 from mysqlbench.recording import TaskRecorder
-from mysqlbench.results.store import Sample, Validation, samples
-from mysqlbench.studies.spec import StudySpec, load_spec
+from mysqlbench.results.store import Sample, SampleKind, samples
+from mysqlbench.studies.spec import StudySpec, load_spec, spec_path
 from mysqlbench.targets.connection import TargetConnection
+from mysqlbench.workloads.base import StudyWorkload, workload_class
 
 log = logging.getLogger(__name__)
 
-# trigger-form params -> spec fields
-PARAM_FIELDS = ("queries", "settings", "variables", "matrix", "counters", "cache", "repetitions", "timeout_s", "seed",
-                "noise_cv_max", "allow_timeouts")
-
 
 def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
-    overrides: dict[str, Any] = {k: params.get(k) for k in PARAM_FIELDS if k in params}
-    dataset = {k: params[k] for k in ("scale_factor", "schema") if params.get(k) is not None}
-    if dataset:
-        overrides["dataset"] = dataset
-    if params.get("target_conn_id"):
-        overrides["target"] = params["target_conn_id"]
-    return load_spec(study, overrides)
+    from mysqlbench.studies.form import overrides
+
+    base = load_spec(spec_path(study))
+    return load_spec(spec_path(study), overrides(base, params))
 
 
 def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -37,8 +32,7 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     spec = merged_spec(study, params)
     target = TargetConnection.from_airflow(spec.target)
     target.require_benchmark_target(f"run study {spec.study}")
-    spec.points()  # the matrix expands
-    log.info("spec ok: %s on %s, %d points", spec.study, target.conn_id, len(spec.points()))
+    log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload, target.conn_id, len(spec.points()))
     return spec.model_dump(by_alias=True, mode="json")
 
 
@@ -46,82 +40,115 @@ def spec_of(data: dict[str, Any]) -> StudySpec:
     return StudySpec.model_validate(data)
 
 
+def workload_of(spec: StudySpec) -> StudyWorkload:
+    return workload_class(spec.workload)(spec)
+
+
 def ensure_dataset(data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
-    from mysqlbench.workloads.tpch import pipeline
-
     spec = spec_of(data)
-    params = {"scale_factor": spec.dataset.scale_factor, "schema": spec.dataset.schema_name,
-              "target_conn_id": spec.target, "load_streams": 2}
-    return pipeline.ensure_dataset(params, recorder)
+    return workload_of(spec).ensure_dataset(TargetConnection.from_airflow(spec.target), recorder)
 
 
-def plan_points(data: dict[str, Any]) -> list[dict[str, Any]]:
+def plan_points(data: dict[str, Any], dataset: dict[str, Any]) -> list[dict[str, Any]]:
+    """One mapped task's arguments per point (the spec travels with each, small and secret-free)."""
     points = spec_of(data).points()
-    log.info("%d points in random order, seed %s: %s", len(points), points[0]["seed"],
-             [p["label"] for p in points])
-    return points
+    log.info("%d points in random order, seed %s: %s", len(points), points[0]["seed"], [p["label"] for p in points])
+    return [{"spec_data": data, "point": p, "dataset_id": dataset["dataset_id"]} for p in points]
 
 
-def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRecorder, dataset_id: str) -> dict:
-    from mysqlbench.studies.point import run_point
+def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRecorder, dataset_id: str,
+                  on_start=None) -> dict[str, Any]:
+    """Run one point and record its samples with the lineage of the settings it ran with. A point
+    stopped from outside records what it measured, the interrupted execution as killed, and fails."""
+    from mysqlbench.studies.point import PointRun
 
     spec = spec_of(data)
-    result = run_point(spec, point)
-    recorder.record(result, target=TargetConnection.from_airflow(spec.target), dataset_id=dataset_id)
-    statuses = sorted({s.status for s in result if s.metric == "client_seconds"})
+    target = TargetConnection.from_airflow(spec.target)
+    run = PointRun(spec, point, target)
+    if on_start is not None:
+        on_start(run)
+    try:
+        result = run.run()
+    except BaseException:
+        if run.samples:
+            recorder.record(run.samples, target=target, dataset_id=dataset_id, snapshot=run.snapshot)
+        raise
+    recorder.record(result, target=target, dataset_id=dataset_id, snapshot=run.snapshot)
+    statuses = sorted({s.status for s in result if s.kind == SampleKind.METRIC.value})
     return {"point": point["label"], "statuses": statuses}
 
 
-def _run_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:
+def restore_target(data: dict[str, Any]) -> dict[str, Any]:
+    """The teardown: take the target (which replays any restore journal a point left, killed or
+    not) and report what had to be undone."""
+    from mysqlbench.targets.journal import RestoreJournal
+    from mysqlbench.targets.lock import exclusive
+
+    spec = spec_of(data)
+    target = TargetConnection.from_airflow(spec.target)
+    left = RestoreJournal(target.conn_id).entries()
+    with exclusive(target):
+        pass
+    if left:
+        log.warning("restored %s: %s", target.conn_id, left)
+    return {"restored": left}
+
+
+def _measured_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:
     ti = recorder.context["ti"]
-    return recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id)
+    return recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id, task_id="measure_point")
 
 
 def validate(data: dict[str, Any], recorder: TaskRecorder, dataset_id: str | None) -> dict[str, Any]:
     """Runs even when points failed (trigger rule all_done), and never raises: the gate does."""
-    from mysqlbench.studies.analysis import executions
-    from mysqlbench.studies.validation import make_oracle, validate_study
-
-    import time
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.studies.validation import validate_study
 
     started = time.monotonic()
     spec = spec_of(data)
-    execs = executions([r for r in _run_rows(recorder) if r["task_id"] == "measure_point"])
-    expected_points = len(spec.points()) * len(spec.queries)
-    got_points = len({(e["point"], e["query"]) for e in execs})
-    result, flags = validate_study(spec, execs, make_oracle(spec))
-    if got_points != expected_points:
-        result = Validation(result.suite, False, result.statistics,
-                            result.failures + [{"check": "points_recorded", "observed": got_points,
-                                                "expected": expected_points}])
+    workload = workload_of(spec)
+    frame = execution_frame(_measured_rows(recorder), workload.primary)
+    result, flags = validate_study(spec, workload, frame)
     recorder.record([Sample("noise_flags", len(flags), "count", metadata={"flags": flags}),
-                     Sample("phase_seconds", round(time.monotonic() - started, 3), "s", metadata={"phase": "validate"})],
+                     Sample("phase_seconds", round(time.monotonic() - started, 3), "s", kind=SampleKind.PHASE.value,
+                            metadata={"phase": "validate"})],
                     [result], dataset_id=dataset_id)
-    log.info("validation %s: %s", "passed" if result.success else "FAILED", result.failures[:10])
-    return {"success": result.success, "failures": result.failures, "statistics": result.statistics, "flags": flags}
+    log.info("validation %s: %d of %d expectations met%s", "passed" if result.success else "FAILED",
+             result.statistics["successful_expectations"], result.statistics["evaluated_expectations"],
+             "" if result.success else f"; failed: {json.dumps(result.failures, default=str)[:3000]}")
+    return json.loads(json.dumps({"success": result.success, "failures": result.failures,
+                                  "statistics": result.statistics, "flags": flags}, default=str))
 
 
 def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: TaskRecorder) -> dict[str, Any]:
-    from mysqlbench.studies.analysis import executions
+    import pandas as pd
+
+    from mysqlbench.measure import plan_outline
+    from mysqlbench.studies.analysis import execution_frame
     from mysqlbench.studies.report import write_report
 
     spec = spec_of(data)
-    rows = [r for r in _run_rows(recorder) if r["task_id"] == "measure_point"]
+    workload = workload_of(spec)
+    rows = _measured_rows(recorder)
     plans = []
     for row in rows:
-        if row["metric"] == "plan":
+        if row["kind"] == SampleKind.PLAN.value:
             meta = json.loads(row["metadata"])
-            plans.append({"query": meta["query"], "point": meta["point"], "plan_hash": meta["plan_hash"],
+            plans.append({"subject": row["subject"], "point": row["point"], "plan_hash": meta["plan_hash"],
                           "outline": plan_outline(meta["plan"])})
+    series = pd.DataFrame([r for r in rows if r["kind"] == SampleKind.SERIES.value],
+                          columns=["metric", "point", "subject", "repetition", "unit", "series"])
     first = rows[0] if rows else {}
     seed = json.loads(first["metadata"]).get("seed") if first else None  # the seed the points ran with
     metadata = {"spec": data, "seed": seed, "server": first.get("server_version"),
-                "variables_hash": first.get("variables_hash"), "host_hash": first.get("host_hash"),
-                "dataset_id": first.get("dataset_id"), "package_version": first.get("package_version")}
+                "variables_hashes": sorted({r["variables_hash"] for r in rows if r.get("variables_hash")}),
+                "host_hash": first.get("host_hash"), "dataset_id": first.get("dataset_id"),
+                "package_version": first.get("package_version")}
     validation = validation or {"success": False, "failures": [{"check": "validation task did not finish"}]}
-    out = write_report(spec=spec, dag_id=recorder.context["ti"].dag_id, run_id=recorder.context["ti"].run_id,
-                       execs=executions(rows), plans=plans, validation=validation,
-                       flags=validation.get("flags", []), metadata=metadata)
+    ti = recorder.context["ti"]
+    out = write_report(spec=spec, workload=workload, dag_id=ti.dag_id, run_id=ti.run_id,
+                       frame=execution_frame(rows, workload.primary), series=series, plans=plans,
+                       validation=validation, flags=validation.get("flags", []), metadata=metadata)
     log.info("report%s: %s (summary: %s)", "" if out["valid"] else " (INVALID)", out["html"], out["summary"])
     for sentence in out["findings"]:
         log.info("finding: %s", sentence)

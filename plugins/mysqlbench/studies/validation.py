@@ -1,80 +1,73 @@
-"""A study run's validation, gating it: every point returns the same answer, answers match the
-DuckDB oracle, timings are positive, counters non-negative, cache evidence is consistent, and no
-statement timed out unless the spec allows it. Noise above the spec's threshold is flagged."""
+"""A study run's validation, decided by Great Expectations over the run's executions frame: the
+engine's expectations (every planned point and unit recorded, statuses, a positive primary metric,
+non-negative counters, cache evidence for cold and warm rows) plus the workload's own (for TPC-H:
+the same answer at every point, DuckDB's verdict on every answer). Noise above the spec's threshold
+is flagged, not gated."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from mysqlbench.answers import compare
-from mysqlbench.checks import validate_checks
+import pandas as pd
+
+from mysqlbench.checks import condition, validate_frames
 from mysqlbench.measure import GAUGES
 from mysqlbench.results.store import Validation
-from mysqlbench.studies.analysis import point_summaries
-from mysqlbench.studies.spec import StudySpec
+from mysqlbench.studies.analysis import READS, summaries
 
 log = logging.getLogger(__name__)
 
-ORACLE_MAX_SF = 1.0
 WARM_READS_MAX = 10  # pages: "about 0" physical reads for a warm run
 
 
-def study_checks(spec: StudySpec, execs: list[dict[str, Any]], oracle=None) -> tuple[list[dict[str, Any]], list[str]]:
-    """(check rows, noise flags)."""
-    rows: list[dict[str, Any]] = []
-
-    def add(check: str, subject: str, observed: Any, expected: Any) -> None:
-        rows.append({"check": check, "subject": subject, "observed": str(observed), "expected": str(expected)})
-
-    measured = [e for e in execs if e["status"] in ("ok", "timeout")]
-    add("executions", spec.study, len(measured) > 0, True)
-    timeouts = [e for e in execs if e["status"] == "timeout"]
-    if not spec.allow_timeouts:
-        add("timeouts", spec.study, len(timeouts), 0)
-    ok = [e for e in execs if e["status"] == "ok"]
-    add("timings_positive", spec.study, sum(1 for e in ok if not (e.get("client_s") or 0) > 0), 0)
-    add("counters_non_negative", spec.study,
-        sum(1 for e in ok for name, v in e["counters"].items() if name not in GAUGES and v is not None and v < 0), 0)
-    for query in sorted({e["query"] for e in ok}):
-        checksums = sorted({e["checksum"] for e in ok if e["query"] == query})
-        add("same_answer_all_points", query, len(checksums), 1)
-    for e in ok:
-        reads = e["counters"].get("Innodb_buffer_pool_reads")
-        subject = f"{e['query']} {e['point']} rep {e['repetition']}"
-        if reads is None:
-            continue  # the counter is absent: no evidence either way, reported as absent
-        if e["cache"] == "cold":
-            add("cold_run_reads_from_disk", subject, reads > 0, True)
-        elif e["cache_evidence"].get("warm") is True:
-            add("warm_run_reads_about_zero", subject, reads <= WARM_READS_MAX, True)
-    if oracle is not None:
-        for e in ok:
-            if e.get("answer") is None:
-                continue
-            from mysqlbench.workloads.tpch import queries
-
-            query = queries.load(e["query"], spec.dataset.scale_factor)
-            result = compare(e["answer"], oracle.answer(query), order_by=query.order_by, limit=query.limit)
-            add("oracle_answer", f"{e['query']} {e['point']}", result.reason, "match")
-    flags = [f"{s['query']} {s['point']}: coefficient of variation {s['cv']:.1%} above {spec.noise_cv_max:.0%}"
-             for s in point_summaries(execs) if s.get("cv") is not None and s["cv"] > spec.noise_cv_max]
-    return rows, flags
+def planned(spec) -> list[str]:
+    """Every (point, unit) the spec plans, as the frame's ``point_unit`` column spells them."""
+    return sorted(f"{p['label']} | {unit}" for p in spec.points() for unit in spec.units)
 
 
-def validate_study(spec: StudySpec, execs: list[dict[str, Any]], oracle=None) -> tuple[Validation, list[str]]:
-    rows, flags = study_checks(spec, execs, oracle)
-    return validate_checks(rows, spec.study), flags
+def engine_expectations(spec, frame: pd.DataFrame) -> list[Any]:
+    import great_expectations as gx
+
+    E = gx.expectations
+    statuses = ["ok", "not_applicable"] + (["timeout"] if spec.allow_timeouts else [])
+    out = [
+        E.ExpectColumnDistinctValuesToEqualSet(column="point_unit", value_set=planned(spec),
+                                               meta={"check": "points_recorded"}),
+        E.ExpectColumnDistinctValuesToContainSet(column="status", value_set=["ok"],
+                                                 meta={"check": "something_measured"}),
+        E.ExpectColumnValuesToBeInSet(column="status", value_set=statuses, meta={"check": "statuses"}),
+        E.ExpectColumnValuesToNotBeNull(column="primary", **condition(status="ok"), meta={"check": "primary_present"}),
+        E.ExpectColumnValuesToBeBetween(column="primary", min_value=0, strict_min=True, **condition(status="ok"),
+                                        meta={"check": "primary_positive"}),
+    ]
+    for counter in spec.counters:
+        if counter in frame and counter not in GAUGES:
+            # absent counters are NaN: GX leaves them out, so absent is never read as 0
+            out.append(E.ExpectColumnValuesToBeBetween(column=counter, min_value=0, **condition(status="ok"),
+                                                       meta={"check": "counters_non_negative", "counter": counter}))
+    if READS in frame:
+        out.append(E.ExpectColumnValuesToBeBetween(column=READS, min_value=1, **condition(status="ok", cache="cold"),
+                                                   meta={"check": "cold_run_reads_from_disk"}))
+        out.append(E.ExpectColumnValuesToBeBetween(column=READS, max_value=WARM_READS_MAX,
+                                                   **condition(status="ok", cache="warm", warm=True),
+                                                   meta={"check": "warm_run_reads_about_zero"}))
+    return out
 
 
-def make_oracle(spec: StudySpec):
-    """DuckDB over the same files, for scale factors up to 1; None (and why) beyond."""
-    if not spec.oracle or spec.dataset.scale_factor > ORACLE_MAX_SF:
-        log.info("oracle check skipped: %s", "disabled by the spec" if not spec.oracle else
-                 f"scale factor {spec.dataset.scale_factor:g} > {ORACLE_MAX_SF:g}")
-        return None
-    from mysqlbench.workloads.tpch.generate import dataset_dir, ensure_generated
-    from mysqlbench.workloads.tpch.oracle import DuckDbOracle
-
-    ensure_generated(spec.dataset.scale_factor)
-    return DuckDbOracle(dataset_dir(spec.dataset.scale_factor))
+def validate_study(spec, workload, frame: pd.DataFrame) -> tuple[Validation, list[str]]:
+    """(GX's verdict with its failures, noise flags)."""
+    frame = frame.assign(point_unit=frame["point"] + " | " + frame["subject"]) if not frame.empty else \
+        frame.assign(point_unit=pd.Series(dtype=object))
+    typed = frame.copy()
+    for column in ("status", "cache", "subject", "point", "point_unit", "checksum", "oracle", "warm"):
+        if column in typed:
+            typed[column] = typed[column].astype(object)
+    expectations = engine_expectations(spec, typed) + workload.expectations(typed)
+    result = validate_frames(spec.study, [("executions", typed, expectations)])
+    flags = []
+    summary = summaries(frame)
+    for row in summary.itertuples() if not summary.empty else []:
+        if pd.notna(row.cv) and row.cv > spec.noise_cv_max:
+            flags.append(f"{row.subject} {row.point}: coefficient of variation {row.cv:.1%} above {spec.noise_cv_max:.0%}")
+    return result, flags

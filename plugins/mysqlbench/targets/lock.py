@@ -15,9 +15,14 @@ LOCK_NAME = "mysqlbench:exclusive"
 def exclusive(target: TargetConnection, wait_s: int = 3600):
     """A server-side named lock: excludes every other mysqlbench task on this server, from this
     or any other Airflow deployment. It lives in its own connection; a restart drops it and the
-    caller takes it again with ``renew()``."""
+    caller takes it again with ``renew()``. Taking it replays a restore journal left behind."""
     holder = _Exclusive(target, wait_s)
     holder.renew()
+    # whoever takes the target first undoes what a killed holder left (its restore journal)
+    from mysqlbench.targets.journal import RestoreJournal
+
+    if any(entry["kind"] == "restart" for entry in RestoreJournal(target.conn_id).replay(target)):
+        holder.renew()  # the restart dropped the lock's connection
     try:
         yield holder
     finally:

@@ -78,6 +78,10 @@ class ManagedServer:
         self.pid_file = self.root / "mysqld.pid"
         self.cnf = self.root / "my.cnf"
         self.error_log = self.root / "error.log"
+        # Its own temporary directory, beside the datadir on the same file system: the system-wide
+        # /tmp is shared with every other process (a temporary table's file vanished under a cold
+        # SF 1 MRR point there), and where temporary tables go changes what a query costs.
+        self.tmpdir = self.root / "tmp"
 
     # -- binaries and users -------------------------------------------------------------------
     def binary(self, name: str) -> str:
@@ -129,7 +133,7 @@ class ManagedServer:
         lines = [(paths.CONFIG_DIR / self.spec.base_cnf).read_text().rstrip(), "",
                  "# managed instance paths (mysqlbench.targets.managed)",
                  f"datadir = {self.datadir}", f"socket = {self.socket}", f"port = {self.spec.port}",
-                 f"pid-file = {self.pid_file}", f"log-error = {self.error_log}"]
+                 f"pid-file = {self.pid_file}", f"log-error = {self.error_log}", f"tmpdir = {self.tmpdir}"]
         if self.run_as_root:
             lines.append(f"user = {self.spec.os_user}")
         if merged:
@@ -145,6 +149,7 @@ class ManagedServer:
         if self.is_running():
             return
         self.cnf.write_text(self.render_config(overrides))
+        self.tmpdir.mkdir(parents=True, exist_ok=True)
         if self.run_as_root:
             self._chown(self.root)
         cmd = [self.binary("mariadbd"), f"--defaults-file={self.cnf}"]

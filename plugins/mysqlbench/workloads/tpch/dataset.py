@@ -15,6 +15,7 @@ from mysqlbench.errors import MysqlbenchError
 from mysqlbench.identifiers import quote
 from mysqlbench.sqlfiles import sql_statements
 from mysqlbench.targets.connection import TargetConnection, server_info
+from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.workloads.tpch import TABLES
 
 log = logging.getLogger(__name__)
@@ -71,13 +72,14 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
     try:
         ownership.require_owned(admin, target, schema)
         server = server_info(admin)
-        profile = _raise_redo_log(admin, target, server, redo_log_size) if redo_log_size else []
+        journal = RestoreJournal(target.conn_id)
+        profile = _raise_redo_log(admin, target, server, redo_log_size, journal) if redo_log_size else []
         results: dict[str, dict[str, Any]] = {}
         started = time.monotonic()
         try:
             results = _load_parallel(target, schema, directory, manifest, jobs, streams, started)
         finally:
-            reverted = _revert_profile(admin, profile)
+            reverted = _revert_profile(admin, profile, journal, target)
         total = time.monotonic() - started
         ownership.set_marker(admin, schema, state="loaded", dataset_id=manifest["dataset_id"])
     finally:
@@ -86,7 +88,7 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
             "profile": {"applied": profile, "reverted": reverted, "session": LOAD_SESSION}}
 
 
-def _raise_redo_log(conn, target: TargetConnection, server, size: int) -> list[dict[str, Any]]:
+def _raise_redo_log(conn, target: TargetConnection, server, size: int, journal) -> list[dict[str, Any]]:
     files = None
     if server.mysql_like and not server.at_least(8, 0, 30):
         files = {"innodb_log_files_in_group": knobs.read_variable(conn, "innodb_log_files_in_group", "global")}
@@ -100,21 +102,17 @@ def _raise_redo_log(conn, target: TargetConnection, server, size: int) -> list[d
                             "not_applied": f"needs a restart on {server.label}"})
             continue
         started = time.monotonic()
-        applied = knobs.apply_settings(conn, target, server, [setting])[0]
+        applied = knobs.apply_settings(conn, target, server, [setting], journal=journal)[0]
         profile.append({"variable": setting.variable, "before": before, "during": applied.effective,
                         "seconds": round(time.monotonic() - started, 3)})
     return profile
 
 
-def _revert_profile(conn, profile: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    reverted = []
-    for entry in profile:
-        if "not_applied" in entry:
-            continue
-        with conn.cursor() as cur:
-            cur.execute(f"SET GLOBAL {knobs.check_settable_variable(entry['variable'])} = %s", (int(entry["before"]),))
-        reverted.append({"variable": entry["variable"], "after": knobs.read_variable(conn, entry["variable"], "global")})
-    return reverted
+def _revert_profile(conn, profile: list[dict[str, Any]], journal, target) -> list[dict[str, Any]]:
+    """Undo the load profile through the restore journal (what it recorded before each change)."""
+    journal.replay(target)
+    return [{"variable": e["variable"], "after": knobs.read_variable(conn, e["variable"], "global")}
+            for e in profile if "not_applied" not in e]
 
 
 def _load_parallel(target, schema, directory, manifest, jobs, streams, started) -> dict[str, dict[str, Any]]:

@@ -5,17 +5,18 @@ small, secret-free dict for XCom. The DAG file only wires them together."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from mysqlbench import ownership
 from mysqlbench.errors import MysqlbenchError
-from mysqlbench.params import TpchLoadParams, validate_params
+from mysqlbench.params import validate_params
 from mysqlbench.recording import TaskRecorder
 from mysqlbench.results.store import Sample
 from mysqlbench.targets.connection import TargetConnection
 from mysqlbench.targets.lock import exclusive
-from mysqlbench.checks import validate_checks
 from mysqlbench.workloads.tpch import dataset, generate, validate
+from mysqlbench.workloads.tpch.models import TpchLoadParams
 
 log = logging.getLogger(__name__)
 
@@ -96,57 +97,57 @@ def reuse_dataset(params: dict[str, Any], data: dict[str, Any], recorder: TaskRe
     return {"reused": True, "verified_at": verified_at}
 
 
-def create_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
-    target = _target(params)
-    with exclusive(target):
-        result = dataset.create_tables(target, params["schema"])
-    recorder.record([], target=target, dataset_id=data["dataset_id"])
-    return result
+def _create_tables(target, params, data) -> tuple[dict[str, Any], list[Sample]]:
+    return dataset.create_tables(target, params["schema"]), []
 
 
-def load(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+def _load(target, params, data) -> tuple[dict[str, Any], list[Sample]]:
     # Runs where the files are: if this worker has no intact copy (another host), it regenerates
     # the same deterministic files, and the checksums must match what the generate task recorded.
     manifest = generate.ensure_generated(params["scale_factor"])
     if manifest["dataset_id"] != data["dataset_id"]:
         raise MysqlbenchError(f"this worker's files are dataset {manifest['dataset_id']}, "
                               f"the generate task made {data['dataset_id']}")
-    target = _target(params)
     redo = validate_params(TpchLoadParams, params).redo_log_bytes()
-    with exclusive(target):
-        result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"],
-                                     redo_log_size=redo)
+    result = dataset.load_tables(target, params["schema"], manifest, streams=params["load_streams"],
+                                 redo_log_size=redo)
     samples = [Sample("load_seconds", result["seconds"], "s",
                       metadata={"streams": result["streams"], "profile": result["profile"]})]
     samples += [Sample("table_load_seconds", entry["seconds"], "s", metadata={"table": table, "rows": entry["rows"]})
                 for table, entry in result["tables"].items()]
+    return {"seconds": result["seconds"], "profile": result["profile"]}, samples
+
+
+def _add_constraints(target, params, data) -> tuple[dict[str, float], list[Sample]]:
+    timings = dataset.add_constraints(target, params["schema"])
+    return timings, [Sample("constraint_seconds", seconds, "s", metadata={"statement": head})
+                     for head, seconds in timings.items()]
+
+
+def _rename_tables(target, params, data) -> tuple[None, list[Sample]]:
+    dataset.rename_tables(target, params["schema"])
+    return None, []
+
+
+def _analyze(target, params, data) -> tuple[dict[str, float], list[Sample]]:
+    timings = dataset.analyze_tables(target, params["schema"])
+    return timings, [Sample("analyze_seconds", seconds, "s", metadata={"table": table})
+                     for table, seconds in timings.items()]
+
+
+# The dataset path, once: tpch_load runs each step as its own task, a study's ensure_dataset runs
+# them in one task; both with the same params (TpchLoadParams) and the same samples.
+STEPS = {"create_tables": _create_tables, "load": _load, "add_constraints": _add_constraints,
+         "rename_tables": _rename_tables, "analyze": _analyze}
+
+
+def run_step(name: str, params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> Any:
+    """One dataset step as its own task, holding the target while it changes it."""
+    target = _target(params)
+    with exclusive(target):
+        result, samples = STEPS[name](target, params, data)
     recorder.record(samples, target=target, dataset_id=data["dataset_id"])
-    return {"seconds": result["seconds"], "profile": result["profile"]}
-
-
-def add_constraints(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
-    target = _target(params)
-    with exclusive(target):
-        timings = dataset.add_constraints(target, params["schema"])
-    recorder.record([Sample("constraint_seconds", seconds, "s", metadata={"statement": head})
-                     for head, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
-    return timings
-
-
-def rename_tables(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> None:
-    target = _target(params)
-    with exclusive(target):
-        dataset.rename_tables(target, params["schema"])
-    recorder.record([], target=target, dataset_id=data["dataset_id"])
-
-
-def analyze(params: dict[str, Any], data: dict[str, Any], recorder: TaskRecorder) -> dict[str, float]:
-    target = _target(params)
-    with exclusive(target):
-        timings = dataset.analyze_tables(target, params["schema"])
-    recorder.record([Sample("analyze_seconds", seconds, "s", metadata={"table": table})
-                     for table, seconds in timings.items()], target=target, dataset_id=data["dataset_id"])
-    return timings
+    return result
 
 
 def _verify(target: TargetConnection, schema: str, manifest: dict[str, Any], dataset_id: str):
@@ -156,7 +157,7 @@ def _verify(target: TargetConnection, schema: str, manifest: dict[str, Any], dat
     conn = target.connect()
     try:
         ownership.require_owned(conn, target, schema)
-        result = validate_checks(validate.dataset_checks(conn, schema, manifest), "tpch_load")
+        result = validate.validate_dataset(conn, schema, manifest)
         if result.success:
             ownership.set_marker(conn, schema, state="verified", dataset_id=dataset_id,
                                  verified_at=datetime.now(timezone.utc).isoformat())
@@ -180,8 +181,9 @@ def validate_dataset(params: dict[str, Any], data: dict[str, Any], recorder: Tas
     return {"success": True, "checks": result.statistics["checks"]}
 
 def ensure_dataset(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
-    """The whole of ``tpch_load`` in one task, for a study that needs its dataset: skipped when
-    the schema already holds this dataset, verified."""
+    """The whole of ``tpch_load`` in one task, for a study that needs its dataset: the same steps
+    with the same params, skipped when the schema already holds this dataset, verified."""
+    params = validate_params(TpchLoadParams, params).model_dump(by_alias=True)
     manifest = generate.ensure_generated(params["scale_factor"])
     recorder.store.keep_dataset(manifest)
     data = _summary(manifest)
@@ -190,15 +192,14 @@ def ensure_dataset(params: dict[str, Any], recorder: TaskRecorder) -> dict[str, 
         log.info("dataset %s already loaded and verified in %s: not reloading", data["dataset_id"], params["schema"])
         recorder.record([Sample("dataset_reused", 1.0, "bool")], target=target, dataset_id=data["dataset_id"])
         return data
+    samples: list[Sample] = []
     with exclusive(target):
-        dataset.create_tables(target, params["schema"])
-        loaded = dataset.load_tables(target, params["schema"], manifest, streams=params.get("load_streams", 2))
-        dataset.add_constraints(target, params["schema"])
-        dataset.rename_tables(target, params["schema"])
-        dataset.analyze_tables(target, params["schema"])
+        for name, step in STEPS.items():
+            started = time.monotonic()
+            samples += step(target, params, data)[1]
+            log.info("dataset step %s done in %.1f s", name, time.monotonic() - started)
         result = _verify(target, params["schema"], manifest, data["dataset_id"])
-    recorder.record([Sample("load_seconds", loaded["seconds"], "s", metadata={"profile": loaded["profile"]})],
-                    [result], target=target, dataset_id=data["dataset_id"])
+    recorder.record(samples, [result], target=target, dataset_id=data["dataset_id"])
     if not result.success:
         raise MysqlbenchError(f"dataset validation failed: {result.failures}")
     return data

@@ -1,0 +1,93 @@
+"""The trigger form, generated from the one spec model: every field marked for the form becomes a
+``Param`` with the field's JSON schema (types, bounds, enums as drop-downs), its title, description
+and section, and the spec file's value as default; the workload's dataset fields become their own
+params. ``overrides`` maps a trigger's params back onto spec fields and refuses keys it does not
+know, so a typo in a conf is an error, not a silently ignored setting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.studies.spec import DATASET, EXECUTE, StudySpec
+from mysqlbench.workloads.base import workload_class
+
+_SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "enum", "minItems",
+                "maxItems", "pattern", "minLength", "maxLength")
+
+
+def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's property schema as Airflow's Param takes it (``anyOf`` of simple types becomes a
+    type list, so ``int | None`` is ``["integer", "null"]``)."""
+    if "anyOf" in prop and all(set(option) <= {"type"} for option in prop["anyOf"]):
+        return {"type": [option["type"] for option in prop["anyOf"]]}
+    if "anyOf" in prop:
+        first = next(o for o in prop["anyOf"] if o.get("type") != "null")
+        return {"type": [first.get("type", "string"), "null"], **{k: v for k, v in first.items()
+                                                                   if k in _SCHEMA_KEYS and k != "type"}}
+    return {k: v for k, v in prop.items() if k in _SCHEMA_KEYS}
+
+
+def form_fields() -> list[tuple[str, str, dict[str, Any]]]:
+    """(spec field, param name, form metadata) for every field the form shows."""
+    out = []
+    for name, field in StudySpec.model_fields.items():
+        form = (field.json_schema_extra or {}).get("form") if isinstance(field.json_schema_extra, dict) else None
+        # retries and time limits are the tasks' own settings, fixed when the DAG is parsed
+        if form and form["section"] not in (DATASET, EXECUTE):
+            out.append((name, form.get("param", name), form))
+    return out
+
+
+def dataset_fields(spec: StudySpec) -> list[tuple[str, Any]]:
+    model = workload_class(spec.workload).dataset_model
+    return [(field.alias or name, field) for name, field in model.model_fields.items()]
+
+
+def model_params(model, values: dict[str, Any], section: str) -> dict[str, Any]:
+    """A Param per field of a pydantic ``model`` (keyed by alias), defaults from ``values``."""
+    from airflow.sdk import Param
+
+    schema = model.model_json_schema(by_alias=True)["properties"]
+    params = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        params[key] = Param(values.get(key, field.default), title=schema[key].get("title", key),
+                            description=field.description or "", section=section, **_json_schema(schema[key]))
+    return params
+
+
+def form_params(spec: StudySpec) -> dict[str, Any]:
+    from airflow.sdk import Param
+
+    schema = StudySpec.model_json_schema(mode="validation")["properties"]
+    data = spec.model_dump(mode="json", by_alias=True)
+    params = model_params(workload_class(spec.workload).dataset_model, data["dataset"], DATASET)
+    for name, param, form in form_fields():
+        prop = schema.get(name) or schema.get(StudySpec.model_fields[name].alias or name)
+        kwargs = _json_schema(prop)
+        if name == "units":
+            form = {**form, "title": f"{workload_class(spec.workload).unit_title.capitalize()}s"}
+        params[param] = Param(data.get(name), title=form["title"], description=StudySpec.model_fields[name].description
+                              or "", section=form["section"], **kwargs)
+    return params
+
+
+def overrides(spec_file_data: StudySpec, params: dict[str, Any]) -> dict[str, Any]:
+    """Spec overrides from a trigger's params (the form's keys, or a conf's)."""
+    by_param = {param: name for name, param, _ in form_fields()}
+    dataset_keys = {key for key, _ in dataset_fields(spec_file_data)}
+    unknown = sorted(set(params) - set(by_param) - dataset_keys - {"queries"})
+    if unknown:
+        raise InvalidInput(f"unknown study conf key(s) {unknown}; the form's keys are "
+                           f"{sorted(set(by_param) | dataset_keys)}")
+    out: dict[str, Any] = {}
+    dataset = {k: params[k] for k in dataset_keys if params.get(k) is not None}
+    if dataset:
+        out["dataset"] = dataset
+    for param, value in params.items():
+        if param in by_param:
+            out[by_param[param]] = value
+    if params.get("queries") is not None:  # the TPC-H spelling of units
+        out["units"] = params["queries"]
+    return out

@@ -1,0 +1,227 @@
+"""Every command the README shows, run as a user runs it from a fresh clone: a copy of the working
+tree's tracked and unignored files (the project's .venv linked in, so setup finds it installed),
+with none of the test session's environment. Scale factors are the small ones; everything else is
+the command as written. Also, under `bin/airflow standalone` (a real scheduler with LocalExecutor):
+a point killed with SIGKILL mid-measure is undone by its restore journal, and its retry succeeds
+without duplicated rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import EXTERNAL_MARKED_CONN, SUPPORT
+
+REPO = Path(__file__).resolve().parents[1]
+SF = 0.01
+
+# README command (as written, up to its comment) -> the test that runs it
+COVERED = {
+    "make demo": "test_make_demo",
+    "make test": "this suite itself (CI runs it through .ci/run)",
+    "make setup": "test_make_demo (make demo runs make setup)",
+    "bin/mysqlbench target up demo": "test_cli_commands",
+    "bin/airflow dags test tpch_load --conf '{\"scale_factor\": 1}'": "test_cli_commands (SF 0.01)",
+    "bin/airflow dags test tpch_bka_study --conf '{\"scale_factor\": 1, \"cache\": [\"cold\"], \"repetitions\": 3}'":
+        "test_cli_commands (SF 0.01)",
+    "bin/mysqlbench results --dag-id tpch_load": "test_cli_commands",
+    "bin/mysqlbench lint": "test_cli_commands",
+    "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
+    "make bench": "test_make_bench_short",
+    "make down": "test_make_down",
+}
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command and not command.startswith("#"):
+                commands.append(command)
+    return commands
+
+
+def test_every_readme_command_is_run_by_a_test():
+    commands = readme_commands()
+    assert "make demo" in commands and "make test" in commands
+    assert [c for c in commands if c not in COVERED] == []
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A fresh copy of the working tree, as `git clone` would give (plus uncommitted files)."""
+    root = tmp_path_factory.mktemp("clone") / "mysqlbench"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        source = REPO / name
+        if source.is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    (root / ".venv").symlink_to(REPO / ".venv")
+    os.chmod(root.parent, 0o755)  # the managed servers' OS user must reach their datadirs
+    yield root
+    for name in ("demo", "bench"):
+        subprocess.run([str(root / "bin" / "mysqlbench"), "target", "down", name], env=user_env(root),
+                       capture_output=True)
+
+
+def user_env(root: Path) -> dict[str, str]:
+    """The environment a user has: none of this test session's Airflow or mysqlbench settings."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AIRFLOW", "MYSQLBENCH_", "PYTEST")) and k != "PYTHONPATH"}
+    env["PATH"] = os.environ["PATH"]
+    return env
+
+
+def run(root: Path, command: str, timeout: int = 900, **env) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, shell=True, cwd=root, env={**user_env(root), **env}, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def test_make_demo(clone):
+    done = run(clone, "make demo DEMO_SF=0.01", timeout=1200)
+    report = re.search(r"report:\s+(\S+index\.html)", done.stdout)
+    assert report and Path(report.group(1)).exists(), done.stdout
+    assert "Findings:" in done.stdout and "bka on vs off" in done.stdout
+    assert json.loads((clone / "work" / "demo-results.json").read_text())["validations"][0]["success"]
+
+
+def test_cli_commands(clone):
+    run(clone, "bin/mysqlbench target up demo")
+    run(clone, "bin/airflow dags test tpch_load --conf '{\"scale_factor\": 0.01}'")
+    results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_load").stdout)
+    assert results["validations"] and results["validations"][0]["success"]
+    run(clone, "bin/airflow dags test tpch_bka_study --conf "
+               "'{\"scale_factor\": 0.01, \"cache\": [\"cold\"], \"repetitions\": 3}'")
+    results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_bka_study").stdout)
+    assert [v["success"] for v in results["validations"]] == [True]
+    assert "study spec(s) valid" in run(clone, "bin/mysqlbench lint").stderr
+
+
+def test_make_bench_short(clone):
+    done = run(clone, "make bench", timeout=1500, BENCH_SF="0.01", BENCH_RUNS="1", BENCH_STUDY_SF="0.01",
+               BENCH_POWER="0")
+    for line in ("stat stamp (what every load and study does)", "ratio ours / plain", "parse time of all DAG files",
+                 "orchestration overhead share"):
+        assert line in done.stdout, done.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(predicate, timeout: float, what: str, proc=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"{what}: the process exited with {proc.returncode}")
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _global_variables(conn) -> dict[str, str]:
+    from mysqlbench.results.lineage import server_variables, stable_variables
+
+    return stable_variables(server_variables(conn))
+
+
+def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
+    """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
+    triggerer) runs probe_kill_study on a marked external server with a raw global variable. Its
+    point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed; the
+    retry takes the target, replays the restore journal, and measures again. Afterwards SHOW GLOBAL
+    VARIABLES equals what it was before, and the point's rows are the retry's only."""
+    port = _free_port()
+    conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
+    env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
+           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+           "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120",
+           "MYSQLBENCH_WORKLOADS": "probe=probe_workload:ProbeWorkload",
+           "MYSQLBENCH_STUDY_DIRS": str(SUPPORT / "kill_studies"),
+           "PYTHONPATH": str(SUPPORT),
+           f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}
+    run(clone, "bin/mysqlbench target up demo")  # make setup and a pool, as a user would have
+    subprocess.run([str(clone / "bin" / "airflow"), "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests"],
+                   cwd=clone, env=env, check=True, capture_output=True)
+    before = _global_variables(admin)
+    log = open(clone / "work" / "standalone.log", "w")
+    proc = subprocess.Popen([str(clone / "bin" / "airflow"), "standalone"], cwd=clone, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        def healthy():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=2) as r:
+                    body = json.loads(r.read())
+                return body["scheduler"]["status"] == "healthy" and body["dag_processor"]["status"] == "healthy"
+            except Exception:  # noqa: BLE001 - not up yet
+                return False
+
+        _wait(healthy, 240, "the standalone api-server, scheduler and dag-processor", proc)
+        airflow = [str(clone / "bin" / "airflow")]
+        _wait(lambda: "probe_kill_study" in subprocess.run(airflow + ["dags", "list", "-o", "plain"], cwd=clone, env=env,
+                                                           capture_output=True, text=True).stdout,
+              120, "the dag-processor to parse probe_kill_study", proc)
+        subprocess.run(airflow + ["dags", "trigger", "probe_kill_study", "--run-id", "killed_point"], cwd=clone, env=env,
+                       check=True, capture_output=True)
+        journal = clone / "work" / "journal" / f"{EXTERNAL_MARKED_CONN}.json"
+
+        def measuring():
+            with admin.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
+                            "AND COMMAND = 'Query' AND INFO LIKE 'SELECT v FROM probe%%'")
+                busy = cur.fetchone()[0]
+            return journal.exists() and busy and json.loads(journal.read_text())
+        state = _wait(measuring, 240, "the point to start measuring", proc)
+        with admin.cursor() as cur:
+            cur.execute("SELECT @@GLOBAL.innodb_io_capacity")
+            assert cur.fetchone()[0] == 777  # the point's raw global is in force
+        os.kill(state["owner"]["pid"], signal.SIGKILL)
+
+        def finished():
+            out = subprocess.run(airflow + ["dags", "state", "probe_kill_study", "killed_point"], cwd=clone, env=env,
+                                 capture_output=True, text=True).stdout.strip().splitlines()
+            return out and out[-1] in ("success", "failed") and out[-1]
+        outcome = _wait(finished, 600, "the run to finish", proc)
+        assert outcome == "success", (clone / "work" / "standalone.log").read_text()[-5000:]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    assert _global_variables(admin) == before and not journal.exists()
+    from mysqlbench.results.store import ResultsStore, samples
+
+    store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
+    point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
+    assert point_rows and {r["try_number"] for r in point_rows} == {2}  # the retry replaced the killed try
+    assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
+
+
+def test_make_down(clone):
+    run(clone, "make down")
+    status = json.loads(run(clone, "bin/mysqlbench target status demo").stdout)
+    assert status == {"name": "demo", "running": False}
