@@ -35,5 +35,7 @@ bench: setup
 down:
 	@bin/mysqlbench target down demo
 
-clean: down
+# every managed server is stopped first (a datadir deleted under a running server orphans it)
+clean: setup
+	bin/mysqlbench target down --all
 	rm -rf work

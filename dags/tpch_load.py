@@ -10,7 +10,7 @@ same scale factor on an intact, verified dataset skips the work and says so.
 from __future__ import annotations
 
 import pendulum
-from airflow.sdk import Asset, dag, get_current_context, task
+from airflow.sdk import Asset, dag, get_current_context, task, teardown
 
 from mysqlbench.studies.form import model_params
 from mysqlbench.workloads.tpch.models import TpchLoadParams
@@ -80,6 +80,12 @@ def tpch_load():
             "target": checked["target_conn_id"]}
         return out
 
+    @teardown
+    def release_build(checked: dict) -> None:
+        from mysqlbench.workloads.tpch import pipeline
+
+        pipeline.release_build(checked, _recorder(checked))
+
     checked = check_params()
     data = generate(checked)
     decision = plan(checked, data)
@@ -91,7 +97,9 @@ def tpch_load():
     reused = reuse_dataset(checked, data)
     decision >> [created, reused]
     created >> loaded >> constrained >> renamed >> analyzed
-    [analyzed, reused] >> validate(checked, data)
+    validated = validate(checked, data)
+    [analyzed, reused] >> validated
+    [created, loaded, constrained, renamed, analyzed, validated] >> release_build(checked)
 
 
 tpch_load()

@@ -39,6 +39,7 @@ COVERED = {
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
     "make bench": "test_make_bench_short",
     "make down": "test_make_down",
+    "make clean": "test_make_clean_stops_every_managed_server_first",
 }
 
 
@@ -60,9 +61,10 @@ def test_every_readme_command_is_run_by_a_test():
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    """A fresh copy of the working tree, as `git clone` would give (plus uncommitted files)."""
-    root = tmp_path_factory.mktemp("clone") / "mysqlbench"
+def clone(session_dir):
+    """A fresh copy of the working tree, as `git clone` would give (plus uncommitted files), where
+    the managed servers' OS user can reach it."""
+    root = session_dir / "clone" / "mysqlbench"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
                            check=True).stdout.decode().split("\0")
     for name in filter(None, files):
@@ -71,7 +73,6 @@ def clone(tmp_path_factory):
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
     (root / ".venv").symlink_to(REPO / ".venv")
-    os.chmod(root.parent, 0o755)  # the managed servers' OS user must reach their datadirs
     yield root
     for name in ("demo", "bench"):
         subprocess.run([str(root / "bin" / "mysqlbench"), "target", "down", name], env=user_env(root),
@@ -225,3 +226,13 @@ def test_make_down(clone):
     run(clone, "make down")
     status = json.loads(run(clone, "bin/mysqlbench target status demo").stdout)
     assert status == {"name": "demo", "running": False}
+
+
+def test_make_clean_stops_every_managed_server_first(clone):
+    """After make bench, the bench target runs too (not only demo): make clean stops both before it
+    deletes their datadirs, and no server is left holding a port."""
+    run(clone, "bin/mysqlbench target up demo")
+    run(clone, "make clean")
+    assert not (clone / "work").exists()
+    left = subprocess.run(["pgrep", "-f", f"--defaults-file={clone}/work/targets/"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""

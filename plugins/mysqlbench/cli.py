@@ -9,6 +9,7 @@ benchmark user's password kept only in the Airflow connection) and summarising r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -74,6 +75,27 @@ def target_down(name: str) -> dict:
     return {"name": name, "running": False}
 
 
+def target_down_all() -> dict:
+    """Stop every managed instance that has a directory under the work directory, configured or
+    not (a target's YAML may be gone while its server still runs): `make clean` deletes their
+    datadirs only after this."""
+    from mysqlbench import paths
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    stopped = []
+    for directory in sorted(p for p in (paths.work_dir() / "targets").glob("*") if p.is_dir()):
+        try:
+            spec = ManagedSpec.load(directory.name)
+        except InvalidInput:
+            spec = ManagedSpec(name=directory.name, conn_id="", port=0)
+        server = ManagedServer(spec, root=directory)
+        if server.pid() is not None:
+            server.stop()
+            stopped.append(directory.name)
+    return {"stopped": stopped}
+
+
 def target_status(name: str) -> dict:
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
@@ -131,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     target = sub.add_parser("target", help="managed targets (include/configs/targets/NAME.yaml)")
     target.add_argument("action", choices=("up", "down", "status"))
-    target.add_argument("name")
+    target.add_argument("name", nargs="?")
+    target.add_argument("--all", action="store_true", help="with down: every managed instance in the work directory")
     results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
     results.add_argument("--dag-id")
     results.add_argument("--run-id")
@@ -140,15 +163,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "lint":
         return lint(args.files)
+    stdout = sys.stdout
     try:
-        if args.command == "target":
-            out = {"up": target_up, "down": target_down, "status": target_status}[args.action](args.name)
-        else:
-            out = results_summary(args.dag_id, args.run_id)
+        # stdout carries the JSON answer only; logs (Airflow's, Alembic's on a first migration) go to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            if args.command == "target" and args.all:
+                if args.action != "down":
+                    parser.error("--all goes with down")
+                out = target_down_all()
+            elif args.command == "target":
+                if not args.name:
+                    parser.error("a target name is needed")
+                out = {"up": target_up, "down": target_down, "status": target_status}[args.action](args.name)
+            else:
+                out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:
         print(f"mysqlbench: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(out, indent=2, default=str))
+    print(json.dumps(out, indent=2, default=str), file=stdout)
     return 0
 
 

@@ -35,7 +35,8 @@ def check_schema(value: object) -> str:
 def check_variable(value: object) -> str:
     """Server variable names are lower case identifiers (``innodb_buffer_pool_size``)."""
     if not isinstance(value, str) or not _VARIABLE.fullmatch(value):
-        raise InvalidInput(f"server variable name {value!r} is not allowed")
+        raise InvalidInput(f"server variable name {value!r} is not allowed: use lower-case letters, digits and "
+                           "underscores, as SHOW VARIABLES spells them")
     return value
 
 

@@ -187,12 +187,46 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
     return settings
 
 
+@functools.lru_cache(maxsize=1)
+def knob_variables() -> dict[str, str]:
+    """Every server variable some knob sets, on any flavor or version -> the knob. A raw variable
+    among them would silently override (or be overridden by) that knob's setting."""
+    out: dict[str, str] = {}
+    for knob, spec in knob_table().items():
+        for rule in spec["rules"]:
+            names = [rule.get("variable"), (rule.get("raise_cap") or {}).get("variable")]
+            if rule.get("switch"):
+                names.append("optimizer_switch")
+            for state in ("when_on", "when_off"):
+                extra = rule.get(state) or {}
+                names += list(extra.get("variables") or {})
+                if extra.get("switches"):
+                    names.append("optimizer_switch")
+            for name in filter(None, names):
+                out.setdefault(name, knob)
+    return out
+
+
+def check_raw_variables_against_knobs(variables: dict[str, Any]) -> None:
+    """Refuse a raw variable that a knob sets: with ``mrr`` swept and ``optimizer_switch`` raw, a
+    point labelled mrr=on could run with MRR off. Use the knob."""
+    clash = {name: knob_variables()[name] for name in variables
+             if name.replace("-", "_") in knob_variables()}
+    if clash:
+        raise InvalidInput("raw variables that a knob sets (use the knob instead): "
+                           + ", ".join(f"{name} (knob {knob})" for name, knob in sorted(clash.items())))
+
+
 def check_knob(knob: object, value: Any) -> int | str:
     """Validate a logical knob's name and value without a server (for specs and params)."""
     table = knob_table()
     if not isinstance(knob, str) or knob not in table:
         raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
-    return _typed(value, table[knob]["type"], knob)
+    typed = _typed(value, table[knob]["type"], knob)
+    minimum = table[knob].get("min")
+    if minimum is not None and int(typed) < parse_size(minimum):
+        raise InvalidInput(f"{knob}: {value!r} is below {minimum}, the least any supported server starts with")
+    return typed
 
 
 def _typed(value: Any, kind: str, knob: str) -> int | str:

@@ -135,6 +135,7 @@ class MeasuredWindow:
         self._kill = None
         self._aborted = threading.Event()
         self.abort_reason: str | None = None
+        self.last_span: tuple[float, float] | None = None  # wall-clock start and end of the last window
 
     def abort(self, reason: str) -> None:
         """Stop the running work now (any thread): kill it, and let ``run`` raise."""
@@ -161,12 +162,14 @@ class MeasuredWindow:
         outcome: dict[str, Any] = {}
 
         def timed() -> None:
+            outcome["wall_start"] = time.time()
             started = time.perf_counter()
             try:
                 outcome["value"] = work()
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 outcome["error"] = exc
             outcome["elapsed"] = time.perf_counter() - started
+            outcome["wall_end"] = time.time()
 
         self._kill = kill
         worker = threading.Thread(target=timed, daemon=True)
@@ -181,6 +184,7 @@ class MeasuredWindow:
             raise
         finally:
             self._kill = None
+        self.last_span = (outcome["wall_start"], outcome["wall_end"])
         if after_work:
             after_work()
         after = read_status(self.conn)

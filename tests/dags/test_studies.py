@@ -95,8 +95,9 @@ def test_cold_reads_from_disk_and_warm_does_not(bka_run):
     assert frame[frame["cache"] == "warm"]["warm"].all()
     evidence = [json.loads(r["metadata"])["cache_evidence"] for r in measured
                 if r["metric"] == "client_seconds" and json.loads(r["metadata"])["cache"] == "cold"]
-    assert evidence and all(e["method"] in ("drop_caches", "posix_fadvise(DONTNEED)") and e["datadir_fs"]["type"]
-                            for e in evidence)
+    # by default only the target's files leave the page cache, never the whole host's
+    assert evidence and all(e["method"] == "posix_fadvise(DONTNEED)" and "target's datadir" in e["scope"]
+                            and e["datadir_fs"]["type"] for e in evidence)
 
 
 def test_server_time_and_counters_are_recorded_honestly(bka_run):
@@ -348,3 +349,47 @@ def test_a_broken_spec_hides_no_other_study(tmp_path, monkeypatch, airflow_db):
     lint = subprocess.run([str(Path(__file__).resolve().parents[2] / "bin" / "mysqlbench"), "lint"],
                           capture_output=True, text=True, env={**os.environ})
     assert lint.returncode == 1 and f"{broken}:5: matrix: Value error, bka: 'maybe' is not on/off" in lint.stdout
+
+
+def test_a_connection_claiming_control_managed_for_another_server_gets_nothing_destructive(bag, managed, session_dir):
+    """A second, unmarked server reached by a connection whose extras say it is the session's
+    managed instance: the claim is not proven (that server reports another datadir and port), so
+    the study is refused before anything is sent, and no restart reaches our instance."""
+    import os
+    import socket
+
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    other = ManagedServer(ManagedSpec(name="other", conn_id="unused", port=port), root=session_dir / "work" / "other")
+    other.start()
+    try:
+        password = other.ensure_benchmark_user()
+        claim = {"conn_type": "mysql", "host": "127.0.0.1", "port": port, "login": "mysqlbench", "password": password,
+                 "extra": {"control": "managed", "managed_target": managed.spec.name}}
+        os.environ["AIRFLOW_CONN_MYSQLBENCH_CLAIMS_MANAGED"] = json.dumps(claim)
+        target = TargetConnection.from_airflow("mysqlbench_claims_managed")
+        assert not target.managed_proven and not target.benchmark_target
+        assert TargetConnection.from_airflow(TEST_CONN).managed_proven  # the real one proves itself
+        from mysqlbench.results.lineage import server_variables, stable_variables
+
+        conn = other.admin_connect()
+        destructive = ("Com_create_db", "Com_drop_db", "Com_create_table", "Com_drop_table", "Com_alter_table",
+                       "Com_insert", "Com_load", "Com_truncate", "Com_kill", "Com_shutdown", "Com_delete")
+        before = {k: v for k, v in server_fingerprint(conn).items() if k in destructive}
+        variables = stable_variables(server_variables(conn))
+        uptime = server_fingerprint(conn)["Uptime"]
+        our_pid = managed.pid()
+        result = run(bag, "tpch_icp_study", target_conn_id="mysqlbench_claims_managed", repetitions=1)
+        assert str(result.state) == "failed" and states(result)["check_spec"] == {"failed"}
+        # reading @@datadir to test the claim is all that reached it: no change, no restart
+        assert {k: v for k, v in server_fingerprint(conn).items() if k in destructive} == before
+        assert stable_variables(server_variables(conn)) == variables and server_fingerprint(conn)["Uptime"] >= uptime
+        conn.close()
+        assert managed.pid() == our_pid  # and our instance was not restarted for it
+    finally:
+        os.environ.pop("AIRFLOW_CONN_MYSQLBENCH_CLAIMS_MANAGED", None)
+        other.stop()

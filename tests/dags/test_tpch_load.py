@@ -161,7 +161,9 @@ def test_bad_input_fails_before_any_server_change(dag, loaded, managed, conf, me
             assert str(dag_run.state) == "failed"
             states = task_states(dag_run)
             assert states["check_params"] == "failed"
-            assert all(states[t] in ("upstream_failed", "None") for t in states if t != "check_params"), states
+            # release_build is a teardown: it runs whatever happened, and touches only the results store
+            assert all(states[t] in ("upstream_failed", "None") for t in states
+                       if t not in ("check_params", "release_build")), states
             assert message in capfd.readouterr().out
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:

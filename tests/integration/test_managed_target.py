@@ -165,3 +165,31 @@ def test_each_managed_instance_has_its_own_tmpdir_beside_its_datadir(managed, ad
     assert filesystem_of(managed.tmpdir) == filesystem_of(managed.datadir)
     facts = host_facts(managed.datadir, managed.tmpdir)  # what lineage records with every run
     assert facts["tmpdir"] == str(managed.tmpdir) and facts["tmpdir_fs"] == facts["datadir_fs"]
+
+
+def test_setting_the_benchmark_password_leaves_it_in_no_log(managed, admin, bench_password):
+    """With the general log on (as a table and as a file), `target up`'s password statements are
+    never logged."""
+    log_file = managed.root / "general.log"
+    with admin.cursor() as cur:
+        cur.execute("SELECT @@GLOBAL.general_log, @@GLOBAL.log_output, @@GLOBAL.general_log_file")
+        before = cur.fetchone()
+        cur.execute("TRUNCATE TABLE mysql.general_log")
+        cur.execute("SET GLOBAL general_log_file = %s", (str(log_file),))
+        cur.execute("SET GLOBAL log_output = 'TABLE,FILE'")
+        cur.execute("SET GLOBAL general_log = ON")
+    try:
+        managed.set_benchmark_password(bench_password)  # the same password: the fixtures keep working
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL general_log = OFF")  # or this check's own query would be logged
+            cur.execute("SELECT COUNT(*), COALESCE(SUM(argument LIKE %s), 0) FROM mysql.general_log",
+                        (f"%{bench_password}%",))
+            logged, leaked = cur.fetchone()
+    finally:
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL general_log = %s", (before[0],))
+            cur.execute("SET GLOBAL log_output = %s", (before[1],))
+            cur.execute("SET GLOBAL general_log_file = %s", (before[2],))
+            cur.execute("TRUNCATE TABLE mysql.general_log")
+    assert logged > 0  # the log was on and saw this test's own statements
+    assert not leaked and bench_password not in log_file.read_text()

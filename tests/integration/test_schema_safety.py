@@ -42,13 +42,20 @@ def test_unmarked_external_target_refuses_schema_changes(target):
     conn.close()
 
 
-def test_exclusive_lock_excludes_a_second_holder(target):
+def test_exclusive_lock_excludes_a_second_holder(target, tmp_path):
     from mysqlbench.errors import MysqlbenchError
+    from mysqlbench.results.store import ResultsStore
+    from mysqlbench.targets.hold import HoldTimeout
     from mysqlbench.targets.lock import exclusive
 
     with exclusive(target):
-        with pytest.raises(MysqlbenchError, match="holds mysqlbench:exclusive"):
+        # the same deployment: its results store's hold
+        with pytest.raises(HoldTimeout, match="still held"):
             with exclusive(target, wait_s=0):
+                pass
+        # another deployment, with its own results store: the server-side lock
+        with pytest.raises(MysqlbenchError, match="holds mysqlbench:exclusive"):
+            with exclusive(target, wait_s=0, store=ResultsStore(f"sqlite:///{tmp_path / 'other.db'}")):
                 pass
     with exclusive(target, wait_s=0):  # released on exit
         pass

@@ -41,6 +41,10 @@ def test_order_is_random_and_reproducible():
     ({"timeout_s": 1e-7}, "timeout_s: Input should be greater than or equal to 0.001"),
     ({"point_timeout_s": 60, "timeout_s": 900}, "must exceed timeout_s"),
     ({"workload": "nosuch"}, "unknown workload 'nosuch'"),
+    # a raw variable a knob also sets would silently decide what the knob's label claims
+    ({"variables": {"optimizer_switch": "mrr=off"}}, "optimizer_switch (knob"),
+    ({"variables": {"join_cache_level": 0}}, "join_cache_level (knob bka)"),
+    ({"variables": {"innodb_buffer_pool_size": "128M"}}, "innodb_buffer_pool_size (knob buffer_pool_size)"),
     ({"workload_params": {"orakel": True}}, "orakel"),
     ({"settings": {"bka": "on"}}, "both fixed in settings and swept in the matrix: ['bka']"),
     ({"matrix": {"join_buffer_size": ["6M", "6M'"]}}, "is not a size"),
@@ -49,6 +53,8 @@ def test_order_is_random_and_reproducible():
     ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
     ({"cache": ["lukewarm"]}, "cache.0: Input should be 'warm' or 'cold'"),
     ({"dataset": {"scale_factor": 1e-300}}, "greater than or equal to 0.01"),
+    ({"settings": {"bka": True, "buffer_pool_size": "1K"}}, "buffer_pool_size: '1K' is below 8M"),
+    ({"variables": {"Join_Buffer_Size": 1}}, "use lower-case letters, digits and underscores"),
     ({"dataset": {"schema": "x`y"}}, "schema name 'x`y' is not allowed"),
     ({"extra_field": 1}, "extra_field: Extra inputs are not permitted"),
 ])

@@ -133,6 +133,15 @@ datasets = sa.Table(
     sa.Column("first_seen", sa.DateTime(timezone=True), nullable=False),
 )
 
+holds = sa.Table(
+    "holds", metadata,
+    sa.Column("resource", sa.String(255), primary_key=True),  # "target:..." or "host:..."
+    sa.Column("holder", sa.String(64), nullable=False),       # one holder's random token
+    sa.Column("owner", sa.Text, nullable=False),              # JSON: pid, host, task, purpose
+    sa.Column("acquired_at", sa.Float, nullable=False),   # seconds since the epoch
+    sa.Column("lease_until", sa.Float, nullable=False),
+)
+
 _TASK_TABLES = (samples, validations)
 
 
@@ -300,10 +309,13 @@ class ResultsStore:
         return key
 
     def _insert_once(self, table: sa.Table, key_column: str, key: str, **values: Any) -> None:
-        with self.engine.begin() as conn:
-            exists = conn.execute(sa.select(table.c[key_column]).where(table.c[key_column] == key)).first()
-            if exists is None:
-                conn.execute(table.insert().values({key_column: key, "first_seen": _now(), **values}))
+        try:
+            with self.engine.begin() as conn:
+                exists = conn.execute(sa.select(table.c[key_column]).where(table.c[key_column] == key)).first()
+                if exists is None:
+                    conn.execute(table.insert().values({key_column: key, "first_seen": _now(), **values}))
+        except sa.exc.IntegrityError:
+            pass  # another task kept the same snapshot between our look and our insert: kept once
 
     # -- task rows: idempotent per (dag, run, task, map index) -----------------------------------
     def record(self, lineage: Lineage, samples_: Iterable[Sample] = (), validations_: Iterable[Validation] = ()) -> None:

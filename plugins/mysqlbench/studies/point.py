@@ -21,7 +21,7 @@ from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_
 from mysqlbench.results.lineage import filesystem_of, server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
-from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection, server_info
+from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.targets.lock import exclusive
 from mysqlbench.workloads.base import Session, StudyWorkload, UnitResult, workload_class
@@ -60,15 +60,12 @@ def _os_unit(name: str) -> str:
 
 class PointRun:
     def __init__(self, spec: StudySpec, point: dict[str, Any], target: TargetConnection,
-                 workload: StudyWorkload | None = None):
+                 workload: StudyWorkload | None = None, dataset_id: str | None = None):
         self.spec, self.point, self.target = spec, point, target
         self.workload = workload or workload_class(spec.workload)(spec)
-        self.control = None
-        if target.control == CONTROL_MANAGED:
-            from mysqlbench.targets.managed import ManagedServer, ManagedSpec
-
-            self.control = ManagedServer(ManagedSpec.load(target.managed_target))
+        self.control = None  # restart control of our managed instance, once proven inside the hold
         self.journal = RestoreJournal(target.conn_id)
+        self.dataset_id = dataset_id
         self.samples: list[Sample] = []
         # (server info, variables) as the measuring session saw them with the point's settings in
         # force: the point's lineage, never the base config a later restart brings back
@@ -107,7 +104,7 @@ class PointRun:
         finally:
             self.phases[name] += time.monotonic() - started
 
-    def _restart(self, global_settings, info) -> None:
+    def _restart(self, global_settings, info, holder: str) -> None:
         """Managed: restart with the base config plus this point's global settings (journaled
         first), and read each one back: a value the server silently capped at start makes the
         point not applicable, as for session knobs. The slow-log table (our server-time source) is
@@ -116,7 +113,7 @@ class PointRun:
         with self._phase("restart"):
             if overrides:
                 self.journal.record_restart(self.control.spec.name, overrides)
-            self.control.restart(overrides)
+            self.control.restart(overrides, holder=holder)
             conn = self.control.admin_connect()
             try:
                 with conn.cursor() as cur:
@@ -149,11 +146,29 @@ class PointRun:
                        kill_query=self._kill_query, server_pid=self._window.server_pid), applied
 
     # -- the point --------------------------------------------------------------------------------
+    def _take_control(self, lock) -> None:
+        """Inside the hold (another point may have had the server down for a restart until now):
+        start our instance if it is down, and believe a managed claim only once it is proven."""
+        if self.target.control != "managed":
+            return
+        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+        server = ManagedServer(ManagedSpec.load(self.target.managed_target))
+        if not server.is_running():
+            server.start(holder=lock.token)
+            lock.renew()
+            self.target.__dict__.pop("managed_proven", None)  # a proof tried while it was down is void
+        if self.target.managed_proven:  # a connection that only claims it gets no restart of our instance
+            self.control = server
+
     def run(self) -> list[Sample]:
-        if self.point["cache"] == "cold" and self.control is None:
-            return self._not_applicable(f"cold cache needs restart control; {self.target.conn_id} is "
-                                        f"{self.target.control} (connection only)")
-        with exclusive(self.target) as lock:
+        with exclusive(self.target, f"study point {self.point['label']}", dataset=self.spec.dataset.schema_name) as lock:
+            self._take_control(lock)
+            if self.point["cache"] == "cold" and self.control is None:
+                return self._not_applicable(f"cold cache needs restart control; {self.target.conn_id} is "
+                                            f"{self.target.control} (connection only)")
+            if self.dataset_id is not None:
+                self.workload.check_dataset(self.target, self.dataset_id)
             probe = self.target.connect()
             try:
                 info, session_settings, global_settings = self._settings(probe)
@@ -170,7 +185,7 @@ class PointRun:
                         conn.close()
                 elif self.control is not None and self.point["cache"] != "cold":
                     # a cold point restarts before every repetition anyway
-                    self._restart(global_settings, info)  # resets every other global to the base config
+                    self._restart(global_settings, info, lock.token)  # every other global back to the base
                     lock.renew()
                 for unit in self.spec.units:
                     self._check_abort()
@@ -182,7 +197,7 @@ class PointRun:
                 raise
             finally:
                 with self._phase("restart"):
-                    self.journal.replay(self.target)  # leave the target as the point found it
+                    self.journal.replay(self.target, holder=lock.token)  # leave the target as found
         self.samples += [Sample("phase_seconds", round(seconds, 3), "s", kind=SampleKind.PHASE.value,
                                 point=self.point["label"], metadata={**self.meta, "phase": phase})
                          for phase, seconds in self.phases.items()]
@@ -217,10 +232,10 @@ class PointRun:
                     if session is not None:
                         session.conn.close()
                         session = None
-                    self._restart(global_settings, info)
+                    self._restart(global_settings, info, lock.token)
                     lock.renew()
                     with self._phase("restart"):
-                        evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir),
+                        evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
                                     "datadir_fs": filesystem_of(self.control.datadir),
                                     "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
                     session, applied = self._open_session(info, session_settings)
@@ -239,9 +254,13 @@ class PointRun:
                     self._current = (unit, repetition)
                     result = self.workload.measure(session, prepared, repetition)
                     self._current = None
+                # when the measured work ran (wall clock): windows of different points and
+                # targets can be shown never to overlap
+                span = session.window.last_span
                 self._record_execution(result, unit, repetition,
                                        {**meta, "repetition": repetition, "cache_evidence": evidence,
-                                        "applied": [a.__dict__ for a in applied]})
+                                        "applied": [a.__dict__ for a in applied],
+                                        "window": {"start": span[0], "end": span[1]} if span else None})
             with self._phase("after_unit"):
                 self.samples += self.workload.after_unit(session, prepared, meta)
         finally:

@@ -16,7 +16,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SerializeAsAny,
 from mysqlbench import paths
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name
-from mysqlbench.knobs import check_knob, check_settable_variable, parse_raw_value
+from mysqlbench.knobs import check_knob, check_raw_variables_against_knobs, check_settable_variable, parse_raw_value
 from mysqlbench.measure import SEED_COUNTERS
 from mysqlbench.params import CONN_ID_PATTERN, DatasetBase, validate_params
 
@@ -61,6 +61,10 @@ class StudySpec(BaseModel):
         default_factory=lambda: ["warm"], min_length=1,
         description="warm: untimed runs until physical reads stop; cold: restart and drop the OS page cache",
         json_schema_extra=_form(SWEEP, "Cache modes"))
+    cold_eviction: Literal["target_files", "host"] = Field(
+        default="target_files", description="cold cache: evict the target's files from the page cache, or drop the "
+                                            "whole host's (a dedicated benchmark host)",
+        json_schema_extra=_form(SWEEP, "Cold cache eviction"))
     repetitions: int = Field(default=3, ge=1, le=100, description="measured executions per unit and point",
                              json_schema_extra=_form(MEASURE, "Repetitions"))
     warmup_max_runs: int = Field(default=5, ge=1, le=50,
@@ -142,6 +146,7 @@ class StudySpec(BaseModel):
     def _variables(cls, value: dict[str, Any]) -> dict[str, Any]:
         for name, var_value in value.items():
             parse_raw_value(var_value, f"variable {check_settable_variable(name)}")
+        check_raw_variables_against_knobs(value)
         return value
 
     @field_validator("matrix")

@@ -29,8 +29,11 @@ def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
 def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate everything before any task touches a server: the spec, the connection, and that
     the target may be changed (a study creates its dataset and sets globals)."""
+    from mysqlbench.targets.managed import ensure_running
+
     spec = merged_spec(study, params)
     target = TargetConnection.from_airflow(spec.target)
+    ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
     target.require_benchmark_target(f"run study {spec.study}")
     log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload, target.conn_id, len(spec.points()))
     return spec.model_dump(by_alias=True, mode="json")
@@ -60,20 +63,29 @@ def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRec
                   on_start=None) -> dict[str, Any]:
     """Run one point and record its samples with the lineage of the settings it ran with. A point
     stopped from outside records what it measured, the interrupted execution as killed, and fails."""
+    from mysqlbench.results.spool import Spool, record_or_spool
     from mysqlbench.studies.point import PointRun
 
     spec = spec_of(data)
     target = TargetConnection.from_airflow(spec.target)
-    run = PointRun(spec, point, target)
+    ti = recorder.context["ti"]
+    spool = Spool(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1)
+    if spool.exists():  # an earlier try measured, but could not store: store that, do not measure again
+        result, snapshot = spool.read()
+        log.warning("storing the %d samples an earlier try spooled to %s", len(result), spool.path)
+        record_or_spool(recorder, spool, result, snapshot, target=target, dataset_id=dataset_id)
+        return {"point": point["label"], "statuses": sorted({s.status for s in result if s.kind == "metric"}),
+                "from_spool": True}
+    run = PointRun(spec, point, target, dataset_id=dataset_id)
     if on_start is not None:
         on_start(run)
     try:
         result = run.run()
     except BaseException:
         if run.samples:
-            recorder.record(run.samples, target=target, dataset_id=dataset_id, snapshot=run.snapshot)
+            record_or_spool(recorder, spool, run.samples, run.snapshot, target=target, dataset_id=dataset_id)
         raise
-    recorder.record(result, target=target, dataset_id=dataset_id, snapshot=run.snapshot)
+    record_or_spool(recorder, spool, result, run.snapshot, target=target, dataset_id=dataset_id)
     statuses = sorted({s.status for s in result if s.kind == SampleKind.METRIC.value})
     return {"point": point["label"], "statuses": statuses}
 

@@ -3,8 +3,12 @@ control it. Credentials only ever come from the connection; nothing here prints 
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mysqlbench.errors import InvalidInput, TargetUnavailable, UnsafeOperation
@@ -15,6 +19,7 @@ log = logging.getLogger(__name__)
 CONTROL_MANAGED = "managed"
 CONTROL_EXTERNAL = "external"
 CONTROLS = (CONTROL_MANAGED, CONTROL_EXTERNAL)
+_OUR_EXTRAS = frozenset({"control", "benchmark_target", "managed_target"})
 
 
 @dataclass(frozen=True)
@@ -24,10 +29,11 @@ class TargetConnection:
     Connection extras (JSON) understood here:
 
     - ``benchmark_target`` (bool): the owner allows destructive steps (CREATE/DROP SCHEMA,
-      SET GLOBAL, restart, cache drop). Managed targets are always marked; external ones only when
-      their extras say so.
+      SET GLOBAL, restart, cache drop). A managed target is marked once it is proven to be the
+      instance (``managed_proven``); an external one only when its extras say so.
     - ``control``: ``managed`` (a local instance this project runs) or ``external`` (connection
-      only, nothing that needs a restart).
+      only, nothing that needs a restart). A ``managed`` claim is believed only when the server
+      the connection reaches reports the instance's own datadir, port and host.
     - ``managed_target``: the managed instance's name, for restart and health.
     - ``unix_socket``: connect through a socket instead of TCP.
     """
@@ -38,9 +44,10 @@ class TargetConnection:
     login: str
     password: str = field(repr=False)
     unix_socket: str | None = None
-    benchmark_target: bool = False
+    marked: bool = False  # the connection's own benchmark_target extra
     control: str = CONTROL_EXTERNAL
     managed_target: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the driver settings
 
     @classmethod
     def from_airflow(cls, conn_id: str) -> "TargetConnection":
@@ -89,45 +96,78 @@ class TargetConnection:
             login=login,
             password=password or "",
             unix_socket=extra.get("unix_socket"),
-            # a managed instance exists only to be benchmarked
-            benchmark_target=marked or control == CONTROL_MANAGED,
+            marked=marked,
             control=control,
             managed_target=extra.get("managed_target"),
+            extra={k: v for k, v in extra.items() if k not in _OUR_EXTRAS},
         )
+
+    @functools.cached_property
+    def managed_proven(self) -> bool:
+        """Is this the managed instance its extras name? The server it reaches must report that
+        instance's datadir and port, on this host. A connection that only says so is external:
+        no restart of our instance for it, and no mark."""
+        if self.control != CONTROL_MANAGED:
+            return False
+        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+        instance = ManagedServer(ManagedSpec.load(self.managed_target))
+        try:
+            conn = self.connect()
+        except TargetUnavailable:
+            return False
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@datadir, @@port, @@hostname")
+                datadir, port, hostname = cur.fetchone()
+        finally:
+            conn.close()
+        proven = (Path(datadir).resolve() == instance.datadir.resolve() and int(port) == instance.spec.port
+                  and hostname == socket.gethostname())
+        if not proven:
+            log.warning("connection %s says control: managed for %r, but the server it reaches is not that "
+                        "instance (datadir %s, port %s, host %s): treated as external", self.conn_id,
+                        self.managed_target, datadir, port, hostname)
+        return proven
+
+    @property
+    def benchmark_target(self) -> bool:
+        """May destructive steps run here? The owner's mark, or a proven managed instance (which
+        exists only to be benchmarked)."""
+        return self.marked or self.managed_proven
 
     def require_benchmark_target(self, action: str) -> None:
         """Refuse ``action`` unless the target's owner marked it as a benchmark target."""
         if not self.benchmark_target:
+            claim = (f" (it says control: managed for {self.managed_target!r}, but the server it reaches is not "
+                     "that instance)" if self.control == CONTROL_MANAGED else "")
             raise UnsafeOperation(
-                f"refusing to {action} on {self.conn_id!r}: it is not marked as a benchmark target "
+                f"refusing to {action} on {self.conn_id!r}: it is not marked as a benchmark target{claim} "
                 '(set "benchmark_target": true in the connection extras if this server is yours to change)'
             )
 
-    def connect(self, *, database: str | None = None, local_infile: bool = False, read_timeout: int | None = None):
-        """Open a mysqlclient connection with autocommit on and utf8mb4."""
+    def connect(self, *, database: str | None = None, local_infile: bool = False):
+        """A connection through the mysql provider's ``MySqlHook``, so the connection's own extras
+        (``ssl``, ``ssl_mode``, ``charset``, ``unix_socket``, ``client``, ``iam``) work as for any
+        Airflow user; with autocommit on, utf8mb4 unless the connection says otherwise, and plain
+        tuple rows (a ``cursor`` extra is ignored: measurements read rows positionally)."""
         import MySQLdb
+        from airflow.providers.mysql.hooks.mysql import MySqlHook
+        from airflow.sdk import Connection
 
-        kwargs: dict[str, Any] = dict(
-            user=self.login,
-            password=self.password,
-            charset="utf8mb4",
-            autocommit=True,
-            connect_timeout=10,
-            local_infile=local_infile,
-        )
+        extra = {"charset": "utf8mb4", **{k: v for k, v in self.extra.items() if k != "cursor"}}
         if self.unix_socket:
-            kwargs["unix_socket"] = self.unix_socket
-        else:
-            kwargs.update(host=self.host, port=self.port)
-        if database:
-            kwargs["database"] = database
-        if read_timeout:
-            kwargs["read_timeout"] = read_timeout
+            extra["unix_socket"] = self.unix_socket
+        connection = Connection(conn_id=self.conn_id, conn_type="mysql", host=self.host, port=self.port,
+                                login=self.login, password=self.password, extra=json.dumps(extra))
+        hook = MySqlHook(mysql_conn_id=self.conn_id, connection=connection, schema=database, local_infile=local_infile)
         try:
-            return MySQLdb.connect(**kwargs)
+            conn = hook.get_conn()
         except MySQLdb.OperationalError as exc:
             # the driver's message names host and user, never the password
             raise TargetUnavailable(f"cannot connect to target {self.conn_id!r}: {exc.args[-1]}") from exc
+        hook.set_autocommit(conn, True)
+        return conn
 
 
 def server_info(conn) -> ServerInfo:

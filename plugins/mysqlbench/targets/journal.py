@@ -78,7 +78,7 @@ class RestoreJournal:
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
 
-    def replay(self, target) -> list[dict[str, Any]]:
+    def replay(self, target, holder: str | None = None) -> list[dict[str, Any]]:
         """Undo every recorded change, newest first, then forget them. Returns what was undone."""
         entries = self.entries()
         if not entries:
@@ -94,7 +94,7 @@ class RestoreJournal:
             from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
             # a restart with the base config undoes every global, raw SET GLOBALs included
-            ManagedServer(ManagedSpec.load(restart["managed_target"])).restart()
+            ManagedServer(ManagedSpec.load(restart["managed_target"])).restart(holder=holder)
             undone.append(restart)
         elif variables:
             target.require_benchmark_target("restore global variables")

@@ -121,6 +121,7 @@ class ManagedServer:
         if self.spec.basedir:
             cmd.append(f"--basedir={self.spec.basedir}")
         if self.run_as_root:
+            self._check_reachable()
             self._chown(self.root)
             cmd.append(f"--user={self.spec.os_user}")
         log.info("initializing datadir %s", self.datadir)
@@ -143,11 +144,30 @@ class ManagedServer:
                 lines.append(f"{variable} = {render_cnf_value(value)}")
         return "\n".join(lines) + "\n"
 
-    def start(self, overrides: dict[str, Any] | None = None) -> None:
-        """Start with the base config plus ``overrides``; a running instance is left alone."""
+    def resource(self) -> str:
+        """This instance's name in the holds table (``targets.hold``)."""
+        import socket
+
+        return f"target:managed:{socket.gethostname()}:{self.datadir}"
+
+    def _refuse_if_held(self, holder: str | None) -> None:
+        """Starting while another task holds the instance would undo what it set up (a point
+        restarting with its own settings, found down by someone else and started on the base)."""
+        from mysqlbench.results.store import ResultsStore
+        from mysqlbench.targets.hold import holder_of
+
+        current = holder_of(ResultsStore.from_airflow(), self.resource())
+        if current is not None and current["holder"] != holder:
+            raise TargetUnavailable(f"managed target {self.spec.name!r} is held by {current}; not starting it "
+                                    "under them")
+
+    def start(self, overrides: dict[str, Any] | None = None, holder: str | None = None) -> None:
+        """Start with the base config plus ``overrides``; a running instance is left alone. Refused
+        while another task holds the instance (``holder`` is the caller's own hold, if any)."""
         self.initialize()
         if self.is_running():
             return
+        self._refuse_if_held(holder)
         self.cnf.write_text(self.render_config(overrides))
         self.tmpdir.mkdir(parents=True, exist_ok=True)
         if self.run_as_root:
@@ -185,9 +205,10 @@ class ManagedServer:
             time.sleep(0.2)
         raise TargetUnavailable(f"mariadbd (pid {pid}) did not stop within {STOP_TIMEOUT_S} s")
 
-    def restart(self, overrides: dict[str, Any] | None = None) -> None:
+    def restart(self, overrides: dict[str, Any] | None = None, holder: str | None = None) -> None:
+        self._refuse_if_held(holder)
         self.stop()
-        self.start(overrides)
+        self.start(overrides, holder=holder)
 
     def is_running(self) -> bool:
         return self.pid() is not None and self._ping()
@@ -220,16 +241,23 @@ class ManagedServer:
         if password and self._login_works(password):
             return password
         password = secrets.token_urlsafe(24)
+        self.set_benchmark_password(password)
+        return password
+
+    def set_benchmark_password(self, password: str) -> None:
+        """Create or update the benchmark user with ``password``. The statements carry the password,
+        so this session logs nothing: with sql_log_off the general log never sees them (whatever
+        general_log and log_output say), and the slow log's 10 s threshold is far above them."""
         conn = self.admin_connect()
         try:
             with conn.cursor() as cur:
+                cur.execute("SET SESSION sql_log_off = 1")
                 for host in ("localhost", "127.0.0.1"):
                     cur.execute("CREATE USER IF NOT EXISTS %s@%s IDENTIFIED BY %s", (BENCH_USER, host, password))
                     cur.execute("ALTER USER %s@%s IDENTIFIED BY %s", (BENCH_USER, host, password))
                     cur.execute("GRANT ALL PRIVILEGES ON *.* TO %s@%s", (BENCH_USER, host))
         finally:
             conn.close()
-        return password
 
     def connection(self, password: str, conn_id: str | None = None) -> TargetConnection:
         return TargetConnection.from_fields(
@@ -238,7 +266,9 @@ class ManagedServer:
         )
 
     def connection_extra(self) -> dict[str, Any]:
-        return {"control": CONTROL_MANAGED, "benchmark_target": True, "managed_target": self.spec.name}
+        # no benchmark_target here: the mark of a managed connection is the proof that it reaches
+        # this instance (TargetConnection.managed_proven), so copied extras mark nothing
+        return {"control": CONTROL_MANAGED, "managed_target": self.spec.name}
 
     # -- internals ----------------------------------------------------------------------------
     def error_tail(self, lines: int = 15) -> str:
@@ -267,12 +297,38 @@ class ManagedServer:
             return None
         return pid if _alive(pid) else None
 
+    def _check_reachable(self) -> None:
+        """The server runs as its OS user, who must be able to walk down to its directory."""
+        for parent in self.root.resolve().parents:
+            if not os.stat(parent).st_mode & 0o001:
+                raise TargetUnavailable(
+                    f"the {self.spec.os_user} OS user cannot reach {self.root}: {parent} is not searchable by "
+                    f"others (mode {oct(os.stat(parent).st_mode & 0o777)}); put the work directory elsewhere "
+                    "(MYSQLBENCH_WORK_DIR) or allow it (chmod o+x)")
+
     def _chown(self, top: Path) -> None:
         entry = pwd.getpwnam(self.spec.os_user)
         for directory, _, files in os.walk(top):
             os.chown(directory, entry.pw_uid, entry.pw_gid)
             for name in files:
                 os.chown(os.path.join(directory, name), entry.pw_uid, entry.pw_gid)
+
+
+def ensure_running(target: TargetConnection) -> None:
+    """A connection naming a managed instance: start that instance if it is down (after a reboot,
+    say). Starting our own instance on its own datadir is safe whatever the connection points at;
+    whether the connection really reaches it is proven afterwards (``managed_proven``)."""
+    if target.control != CONTROL_MANAGED:
+        return
+    server = ManagedServer(ManagedSpec.load(target.managed_target))
+    if server.is_running():
+        return
+    from mysqlbench.targets.lock import exclusive
+
+    with exclusive(target, "start a managed target that was down") as lock:  # waits for a holder mid-restart
+        if not server.is_running():
+            log.info("managed target %s is not running; starting it", target.managed_target)
+            server.start(holder=lock.token)
 
 
 def _alive(pid: int) -> bool:

@@ -119,6 +119,11 @@ class StudyWorkload(ABC):
         """Make sure the dataset is on the target, loaded and verified; returns at least
         ``dataset_id`` (small, secret-free: it goes to XCom)."""
 
+    def check_dataset(self, target, dataset_id: str) -> None:
+        """Inside a point's hold: raise if the dataset is no longer the verified ``dataset_id``
+        (rebuilt or changed between points). A workload without a lasting dataset checks nothing."""
+        return None
+
     @abstractmethod
     def prepare(self, unit: str) -> Any:
         """What ``measure`` needs for ``unit`` (parsed, validated), made once per point."""

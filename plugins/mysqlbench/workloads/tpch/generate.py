@@ -4,6 +4,7 @@ finish is never mistaken for one that did (files are written aside and moved in 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -134,6 +135,17 @@ def ensure_generated(scale_factor: float) -> dict[str, Any]:
         log.info("TPC-H SF %g: reusing intact files in %s (dataset %s)", scale_factor, directory,
                  manifest["dataset_id"])
         return {**manifest, "reused": True}
+    # the files are this host's: tasks on it that need the same dataset at once generate it once
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(directory.with_name(directory.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        manifest = read_manifest(directory)
+        if manifest and is_intact(directory, manifest):
+            return {**manifest, "reused": True}
+        return _generate(scale_factor, directory)
+
+
+def _generate(scale_factor: float, directory: Path) -> dict[str, Any]:
     staging = directory.with_name(directory.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

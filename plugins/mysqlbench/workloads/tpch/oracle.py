@@ -8,6 +8,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ def expected_answer(query: Query, scale_factor: float) -> list[tuple[Any, ...]]:
         pass
     rows = [tuple(normalise(v) for v in row) for row in _oracle(str(dataset_dir(scale_factor))).answer(query)]
     cache.parent.mkdir(parents=True, exist_ok=True)
-    partial = cache.with_suffix(".partial")
+    partial = cache.with_suffix(f".{os.getpid()}.partial")  # concurrent studies may write it at once
     partial.write_text(json.dumps(rows))
     partial.rename(cache)
     return rows

@@ -53,6 +53,20 @@ class TpchWorkload(StudyWorkload):
         params = TpchLoadParams(**self.spec.dataset.model_dump(), target_conn_id=target.conn_id)
         return pipeline.ensure_dataset(params.model_dump(by_alias=True), recorder)
 
+    def check_dataset(self, target, dataset_id: str) -> None:
+        from mysqlbench import ownership
+        from mysqlbench.errors import MysqlbenchError
+
+        conn = target.connect()
+        try:
+            marker = ownership.read_marker(conn, self.spec.dataset.schema_name)
+        finally:
+            conn.close()
+        if marker.get("state") != "verified" or marker.get("dataset_id") != dataset_id:
+            raise MysqlbenchError(f"schema {self.spec.dataset.schema_name} no longer holds the verified dataset "
+                                  f"{dataset_id} this study planned with (it holds {marker.get('dataset_id')}, "
+                                  f"{marker.get('state')}): it was rebuilt between points; run the study again")
+
     @property
     def oracle_enabled(self) -> bool:
         from mysqlbench.workloads.tpch.oracle import ORACLE_MAX_SF

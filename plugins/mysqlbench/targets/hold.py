@@ -1,0 +1,166 @@
+"""Exclusive holds with a lease, kept in the results store: one holder at a time for a target, and
+one for a benchmark host, whatever process, worker or host asks.
+
+A server-side named lock is dropped by every restart of the server it lives in, and a local lock
+file is invisible to workers on other hosts; the results store is what every worker of a
+deployment shares. A hold is a row per resource with a random holder token and a lease the holder
+renews from a heartbeat thread; a holder that dies (SIGKILL, a lost worker) stops renewing, and
+its lease expires after ``LEASE_S`` for the next taker. Taking a hold is a transaction over all its
+rows: all of them or none.
+
+Resources: ``target:...`` names the server (a managed instance by host and datadir, else host and
+port); ``host:...`` names the machine it runs on, so two targets on one host never measure at once
+(on 2 cores each would spoil the other's numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from mysqlbench.errors import MysqlbenchError
+
+log = logging.getLogger(__name__)
+
+LEASE_S = 60.0
+_LOCAL = ("127.0.0.1", "localhost", "::1")
+
+
+class HoldTimeout(MysqlbenchError):
+    """The resources stayed held by someone else for longer than the caller would wait."""
+
+
+def server_host(target) -> str:
+    """The machine the target's server runs on (this host for a socket or loopback address)."""
+    if target.unix_socket or target.host in _LOCAL:
+        return socket.gethostname()
+    return target.host.lower()
+
+
+def target_resources(target) -> list[str]:
+    host = server_host(target)
+    if target.control == "managed":
+        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+        identity = f"managed:{socket.gethostname()}:{ManagedServer(ManagedSpec.load(target.managed_target)).datadir}"
+    else:
+        identity = f"server:{host}:{target.unix_socket or target.port}"
+    return [f"target:{identity}", f"host:{host}"]
+
+
+def dataset_resource(target, schema: str) -> str:
+    """The dataset a schema on a target holds: built under one hold, measured only when no build holds it."""
+    return f"dataset:{target_resources(target)[0].removeprefix('target:')}:{schema}"
+
+
+class Hold:
+    def __init__(self, store, resources: list[str], purpose: str, lease_s: float = LEASE_S, token: str | None = None):
+        from mysqlbench.results.store import holds
+
+        self.store, self.table, self.resources = store, holds, sorted(set(resources))
+        self.lease_s = lease_s
+        # a hold that spans several tasks (a dataset build) passes the same token in each
+        self.token = token or secrets.token_hex(16)
+        self.owner = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose}
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        self.lost = False
+
+    # -- taking and giving back -----------------------------------------------------------------
+    def acquire(self, wait_s: float = 3600) -> "Hold":
+        deadline = time.monotonic() + wait_s
+        said = None
+        while True:
+            blocker = self._try()
+            if blocker is None:
+                break
+            if said != blocker.get("holder"):
+                log.info("waiting for %s, held by %s", ", ".join(self.resources), blocker)
+                said = blocker.get("holder")
+            if time.monotonic() > deadline:
+                raise HoldTimeout(f"{', '.join(self.resources)} still held after {wait_s:g} s by {blocker}")
+            time.sleep(0.5)
+        self._stop.clear()
+        self._heartbeat = threading.Thread(target=self._renew_forever, name="hold-heartbeat", daemon=True)
+        self._heartbeat.start()
+        return self
+
+    def _try(self) -> dict[str, Any] | None:
+        """Take every resource in one transaction, or none; returns who blocks (None: taken)."""
+        t = self.table
+        now = time.time()
+        row = {"holder": self.token, "owner": json.dumps(self.owner), "acquired_at": now,
+               "lease_until": now + self.lease_s}
+        try:
+            with self.store.engine.begin() as conn:
+                for resource in self.resources:
+                    current = conn.execute(sa.select(t).where(t.c.resource == resource)).first()
+                    if current is None:
+                        conn.execute(t.insert().values(resource=resource, **row))
+                    elif current.holder == self.token or current.lease_until < now:
+                        taken = conn.execute(t.update().where(t.c.resource == resource, t.c.holder == current.holder)
+                                             .values(**row)).rowcount
+                        if taken != 1:
+                            raise _Busy({"resource": resource})
+                    else:
+                        raise _Busy({"resource": resource, "holder": current.holder, **json.loads(current.owner),
+                                     "lease_left_s": round(current.lease_until - now, 1)})
+        except _Busy as busy:
+            return busy.args[0]
+        except sa.exc.IntegrityError:  # another taker inserted the same resource first
+            return {"resource": "?", "holder": "racing taker"}
+        return None
+
+    def _renew_forever(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            try:
+                with self.store.engine.begin() as conn:
+                    renewed = conn.execute(self.table.update().where(self.table.c.holder == self.token)
+                                           .values(lease_until=time.time() + self.lease_s)).rowcount
+                if renewed < len(self.resources):
+                    self.lost = True
+                    log.error("hold on %s lost (its lease ran out and another holder took it)", self.resources)
+            except Exception:  # noqa: BLE001 - a store hiccup; the next beat tries again within the lease
+                log.exception("could not renew the hold on %s", self.resources)
+
+    def detach(self) -> None:
+        """Stop renewing but keep the rows: the next task of the same holder takes them up again
+        with the same token before the lease runs out."""
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(5)
+
+    def release(self) -> None:
+        self.detach()
+        with self.store.engine.begin() as conn:
+            conn.execute(self.table.delete().where(self.table.c.holder == self.token,
+                                                   self.table.c.resource.in_(self.resources)))
+
+    def __enter__(self) -> "Hold":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class _Busy(Exception):
+    pass
+
+
+def holder_of(store, resource: str) -> dict[str, Any] | None:
+    """Who holds ``resource`` now (a live lease), or None."""
+    from mysqlbench.results.store import holds
+
+    with store.engine.connect() as conn:
+        row = conn.execute(sa.select(holds).where(holds.c.resource == resource)).first()
+    if row is None or row.lease_until < time.time():
+        return None
+    return {"holder": row.holder, **json.loads(row.owner)}

@@ -1,0 +1,78 @@
+"""Pure pieces of a measured window: warm-up claims only the warmth it saw, and the OS sampler's
+deltas are the /proc differences (CPU shares of all ticks, bytes, other processes' CPU)."""
+
+import pytest
+
+from mysqlbench.cache import warm_up
+from mysqlbench.ossampler import _delta
+
+
+def runs(*reads):
+    values = iter(reads)
+    return lambda: next(values)
+
+
+def test_warm_when_a_run_reads_nothing():
+    evidence = warm_up(runs(500, 12, 0, 99), max_runs=5)
+    assert evidence == {"warm": True, "runs": 3, "reads_per_run": [500, 12, 0]}
+
+
+def test_never_warm_is_said_with_the_reads_seen():
+    evidence = warm_up(runs(500, 400, 300), max_runs=3)
+    assert evidence["warm"] is False and evidence["reads_per_run"] == [500, 400, 300]
+    assert "does not fit" in evidence["why"]
+
+
+def test_an_absent_counter_proves_nothing():
+    evidence = warm_up(runs(None), max_runs=5)
+    assert evidence["warm"] is None and evidence["runs"] == 1 and "absent" in evidence["why"]
+
+
+def sample(t, user, nice, system, idle, iowait, read=0, write=0, server=0, me=0):
+    return {"t": t, "cpu": [user, nice, system, idle, iowait, 0, 0, 0], "read": read, "write": write,
+            "server": server, "self": me}
+
+
+def test_os_deltas_are_shares_of_all_cpu_ticks():
+    a = sample(10.0, 100, 0, 50, 800, 50, read=4096, write=0, server=20, me=5)
+    b = sample(11.0, 160, 20, 70, 900, 90, read=4096 + 8192, write=512, server=70, me=10)
+    d = _delta(a, b)
+    # 240 ticks in all: user+nice 80, system 20, idle 100, iowait 40
+    assert d["seconds"] == 1.0
+    assert d["cpu_user_pct"] == pytest.approx(100 * 80 / 240, abs=0.06)
+    assert d["cpu_system_pct"] == pytest.approx(100 * 20 / 240, abs=0.06)
+    assert d["cpu_iowait_pct"] == pytest.approx(100 * 40 / 240, abs=0.06)
+    assert d["disk_read_bytes"] == 8192 and d["disk_write_bytes"] == 512
+    # busy = 240 - idle 100 - iowait 40 = 100 ticks; the server and this process used 55 of them
+    assert d["other_cpu_pct"] == pytest.approx(100 * 45 / 240, abs=0.06)
+
+
+def test_other_cpu_never_goes_negative():
+    a = sample(0.0, 0, 0, 0, 0, 0, server=0)
+    b = sample(1.0, 10, 0, 0, 90, 0, server=50)  # the server's ticks can run ahead of /proc/stat's
+    assert _delta(a, b)["other_cpu_pct"] == 0.0
+
+
+def resident_pages(path) -> int:
+    import subprocess
+
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "PAGES", str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    return int(out.split()[0])
+
+
+def test_target_files_leave_the_page_cache_and_other_files_stay(tmp_path):
+    import os
+
+    from mysqlbench.cache import drop_os_cache
+
+    datadir, other = tmp_path / "data", tmp_path / "other.bin"
+    datadir.mkdir()
+    for path in (datadir / "ibdata1", other):
+        path.write_bytes(os.urandom(4 << 20))
+        path.read_bytes()  # cached
+    os.sync()
+    assert resident_pages(datadir / "ibdata1") > 0 and resident_pages(other) > 0
+    evidence = drop_os_cache(datadir)
+    assert evidence["method"] == "posix_fadvise(DONTNEED)" and evidence["scope"] == "1 files of the target's datadir"
+    assert resident_pages(datadir / "ibdata1") == 0 and resident_pages(other) > 0

@@ -1,0 +1,60 @@
+"""Holds with a lease in the results store (a real SQLite file shared by threads here, by processes
+and hosts in a deployment): one holder per resource, all resources or none, the host shared by two
+targets, a dead holder's lease taken over, a live holder's lease renewed."""
+
+import threading
+import time
+
+import pytest
+
+from mysqlbench.results.store import ResultsStore
+from mysqlbench.targets.hold import Hold, HoldTimeout, holder_of
+
+
+@pytest.fixture()
+def store(tmp_path):
+    return ResultsStore(f"sqlite:///{tmp_path / 'results.db'}")
+
+
+def test_a_held_target_makes_the_next_taker_wait_until_it_is_released(store):
+    first = Hold(store, ["target:a", "host:h"], "first").acquire()
+    with pytest.raises(HoldTimeout, match="still held"):
+        Hold(store, ["target:a", "host:h"], "second").acquire(wait_s=1)
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(Hold(store, ["target:a", "host:h"], "third").acquire(5)))
+    waiter.start()
+    time.sleep(1)
+    assert got == []  # still waiting
+    first.release()
+    waiter.join()
+    assert got and holder_of(store, "target:a")["purpose"] == "third"
+    got[0].release()
+
+
+def test_two_targets_on_one_host_never_run_at_once(store):
+    one = Hold(store, ["target:a", "host:h"], "a").acquire()
+    with pytest.raises(HoldTimeout):
+        Hold(store, ["target:b", "host:h"], "b").acquire(wait_s=1)
+    # all or nothing: target b was not taken while its host was busy
+    assert holder_of(store, "target:b") is None
+    Hold(store, ["target:c", "host:other"], "c").acquire(wait_s=1).release()  # another host is free
+    one.release()
+
+
+def test_a_dead_holders_lease_runs_out(store):
+    dead = Hold(store, ["target:a", "host:h"], "killed", lease_s=1.0).acquire()
+    dead._stop.set()  # its process died: no more renewals, no release
+    started = time.monotonic()
+    taker = Hold(store, ["target:a", "host:h"], "next").acquire(wait_s=10)
+    assert 0.5 < time.monotonic() - started < 5 and holder_of(store, "host:h")["purpose"] == "next"
+    taker.release()
+
+
+def test_a_live_holder_keeps_its_hold_past_the_lease(store):
+    live = Hold(store, ["target:a"], "long point", lease_s=0.9).acquire()
+    time.sleep(2.5)  # almost three leases: the heartbeat renewed it
+    with pytest.raises(HoldTimeout):
+        Hold(store, ["target:a"], "other").acquire(wait_s=0.5)
+    assert not live.lost
+    live.release()
+    assert holder_of(store, "target:a") is None
