@@ -185,11 +185,11 @@ class MeasuredWindow:
         finally:
             self._kill = None
         self.last_span = (outcome["wall_start"], outcome["wall_end"])
+        if self.aborted:  # before the connection is used again: a late KILL QUERY would hit that statement
+            raise Aborted(self.abort_reason or "aborted")
         if after_work:
             after_work()
         after = read_status(self.conn)
-        if self.aborted:
-            raise Aborted(self.abort_reason or "aborted")
         counters: dict[str, int | None] = {}
         for name in (*self.counters, PAGES_DATA):
             counters[name] = None if name not in after else after[name] - before[name] - self.baseline.get(name, 0)

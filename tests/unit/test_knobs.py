@@ -122,3 +122,21 @@ def test_contradicting_switches_are_rejected():
 def test_switch_values_are_on_or_off(bad):
     with pytest.raises(InvalidInput, match="is not on/off"):
         translate({"icp": bad}, MARIADB_1011)
+
+
+@pytest.mark.parametrize("asked,effective,same", [
+    ("ON", 1, True), ("OFF", 0, True), ("ON", "1", True), (True, 1, True), ("off", "OFF", True),
+    ("ON", 0, False), ("OFF", 1, False), ("TABLE", "TABLE", True), ("TABLE", "FILE", False),
+])
+def test_boolean_variables_read_back_as_numbers_are_the_same_value(asked, effective, same):
+    from mysqlbench.knobs import Setting, check_effective, parse_raw_value, same_value
+    from mysqlbench.targets.flavor import parse_server_info
+
+    assert same_value(parse_raw_value(asked, "v"), effective) is same
+    server = parse_server_info("10.11.14-MariaDB-0+deb12u2", "Debian 12")
+    setting = Setting("variables.event_scheduler", "event_scheduler", parse_raw_value(asked, "v"), "session")
+    if same:
+        check_effective(setting, setting.value, effective, server)
+    else:
+        with pytest.raises(NotApplicable):
+            check_effective(setting, setting.value, effective, server)
