@@ -92,7 +92,11 @@ def admin(managed):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Remove the session's work directory (datadir, generated data, Airflow home)."""
+    """Remove the session's work directory (datadir, generated data, Airflow home), unless
+    MYSQLBENCH_KEEP_TEST_DIR is set to debug a failure from its logs."""
     import shutil
 
+    if os.environ.get("MYSQLBENCH_KEEP_TEST_DIR"):
+        print(f"\nkept the test session directory: {_SESSION_DIR}")
+        return
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)

@@ -24,30 +24,65 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 # values of raw variables: numbers, ON/OFF, enum names and optimizer_switch-style lists
 _RAW_VALUE = re.compile(r"[A-Za-z0-9_.,=+\-]{1,512}")
 
-# Never set: paths (a SET or my.cnf line could point the server at any file) and security.
-_DENIED_NAMES = frozenset({
-    "basedir", "datadir", "tmpdir", "socket", "plugin_dir", "plugin_load", "plugin_load_add",
-    "secure_file_priv", "init_file", "init_connect", "init_slave", "log_error", "general_log_file",
-    "slow_query_log_file", "log_bin", "log_bin_index", "relay_log", "relay_log_index", "local_infile",
-    "skip_grant_tables", "require_secure_transport", "secure_auth", "sql_log_bin", "character_sets_dir",
-    "lc_messages_dir", "default_authentication_plugin", "old_passwords", "user", "bind_address",
-    "port", "skip_networking", "named_pipe", "pid_file", "shared_memory_base_name",
-})
-_DENIED_PARTS = ("password", "ssl_", "tls_", "wsrep_", "gtid_", "server_audit", "validate_password")
-_DENIED_SUFFIXES = ("_file", "_dir", "_path", "_basename", "_filename", "_directory")
+# Variables the engine itself sets through the restore journal (the slow log that times statements
+# server-side, and a cold start's buffer pool dump/load), besides every knob's variables.
+ENGINE_VARIABLES = frozenset({"slow_query_log", "log_output", "long_query_time",
+                              "innodb_buffer_pool_dump_at_shutdown", "innodb_buffer_pool_load_at_startup"})
+FLAVORS = ("mariadb", "mysql")
 
 
-def check_settable_variable(name: object) -> str:
-    """A variable name we may SET or write to my.cnf: allow-listed shape, no path-valued or
-    security-relevant variable. my.cnf spelling (dashes) is accepted and normalised."""
+@functools.lru_cache(maxsize=1)
+def variable_policy() -> dict[str, Any]:
+    """include/configs/variables.yaml: the per-flavor allow-list and the refused categories."""
+    return yaml.safe_load((paths.CONFIG_DIR / "variables.yaml").read_text())
+
+
+def refusal(variable: str) -> str | None:
+    """Why ``variable`` is never set (its refused category's reason), or None."""
+    for category, rule in variable_policy()["refused"].items():
+        if (variable in (rule.get("names") or ()) or variable.endswith(tuple(rule.get("suffixes") or ()))
+                or any(part in variable for part in rule.get("parts") or ())):
+            return f"{category.replace('_', ' ')} variable: {' '.join(rule['reason'].split())}"
+    return None
+
+
+def allowed_flavors(variable: str) -> tuple[str, ...]:
+    """The flavors on whose allow-list ``variable`` is (empty: on none)."""
+    allowed = variable_policy()["allowed"]
+    if variable in allowed["common"]:
+        return FLAVORS
+    return tuple(flavor for flavor in FLAVORS if variable in allowed[flavor])
+
+
+def check_settable_variable(name: object, flavor: str | None = None) -> str:
+    """A variable a user may set (a study's ``variables``, a managed target's overrides): on the
+    allow-list of include/configs/variables.yaml (of ``flavor`` when it is known), and not in a
+    refused category, whose reason the error gives. my.cnf spelling (dashes) is normalised."""
     if isinstance(name, str):
         name = name.replace("-", "_")
     variable = check_variable(name)
-    if (variable in _DENIED_NAMES or variable.endswith(_DENIED_SUFFIXES)
-            or any(part in variable for part in _DENIED_PARTS)):
-        raise InvalidInput(f"server variable {variable!r} is path-valued or security-relevant; "
-                           "mysqlbench never sets it")
+    why = refusal(variable)
+    if why:
+        raise InvalidInput(f"server variable {variable!r} is refused, {why}; mysqlbench never sets it")
+    flavors = allowed_flavors(variable)
+    if not flavors:
+        raise InvalidInput(f"server variable {variable!r} is not on the allow-list "
+                           f"({paths.CONFIG_DIR / 'variables.yaml'}): only variables that shape performance "
+                           "may be set; add it there, under the flavors that have it, if it does")
+    if flavor is not None and flavor not in flavors:
+        raise NotApplicable(f"server variable {variable!r} is on the allow-list for {', '.join(flavors)} only, "
+                            f"not for {flavor}")
     return variable
+
+
+def check_engine_variable(name: object) -> str:
+    """A variable the engine may set or restore (a knob's, its own slow-log and cache settings, or
+    a user-settable one): what a restore journal or a restart override may name, so a tampered
+    journal file cannot make the engine set anything else."""
+    variable = check_variable(name.replace("-", "_") if isinstance(name, str) else name)
+    if variable in ENGINE_VARIABLES or variable in knob_variables():
+        return variable
+    return check_settable_variable(variable)
 
 
 def parse_size(value: object, what: str = "size") -> int:
@@ -181,7 +216,7 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
         knobs_used = "+".join(sorted({knob for _, knob in switches.values()}))
         settings.insert(0, Setting(knobs_used, "optimizer_switch", value, "session"))
     for name, value in (raw_variables or {}).items():
-        variable = check_settable_variable(name)
+        variable = check_settable_variable(name, "mariadb" if server.is_mariadb else "mysql")
         settings.append(Setting(f"variables.{variable}", variable,
                                 parse_raw_value(value, f"variable {variable}"), "session"))
     return settings

@@ -42,7 +42,7 @@ def test_restart_applies_new_settings_and_resets_to_base(managed):
 
 
 def test_config_overrides_are_allow_listed(managed):
-    with pytest.raises(InvalidInput, match="path-valued or security-relevant"):
+    with pytest.raises(InvalidInput, match="is refused, path variable"):
         managed.render_config({"init_file": "/tmp/evil.sql"})
     with pytest.raises(InvalidInput):
         managed.render_config({"innodb_buffer_pool_size": "1G\ninit-file=/tmp/evil.sql"})
@@ -144,15 +144,16 @@ def test_the_journal_undoes_global_changes_with_boolean_values(target, tmp_path)
     journal = RestoreJournal(marked.conn_id, tmp_path)
     conn = marked.connect()
     info = server_info(conn)
-    before = {v: knobs.read_variable(conn, v, "global") for v in ("event_scheduler", "innodb_io_capacity")}
+    before = {v: knobs.read_variable(conn, v, "global") for v in ("innodb_adaptive_hash_index", "innodb_io_capacity")}
     settings = knobs.translate({}, info, raw_variables={"innodb_io_capacity": 777})
     applied = knobs.apply_settings(conn, marked, info, settings, journal=journal)
     assert applied[0].scope == "global" and knobs.read_variable(conn, "innodb_io_capacity", "global") == 777
-    journal.record_global("event_scheduler", before["event_scheduler"])
+    journal.record_global("innodb_adaptive_hash_index", before["innodb_adaptive_hash_index"])
     with conn.cursor() as cur:
-        cur.execute("SET GLOBAL event_scheduler = ON")
+        cur.execute("SET GLOBAL innodb_adaptive_hash_index = %s", ("OFF" if before["innodb_adaptive_hash_index"] else "ON",))
     undone = journal.replay(marked)
-    assert {e["variable"] for e in undone} == {"innodb_io_capacity", "event_scheduler"} and journal.entries() == []
+    assert {e["variable"] for e in undone} == {"innodb_io_capacity", "innodb_adaptive_hash_index"}
+    assert journal.entries() == []
     assert {v: knobs.read_variable(conn, v, "global") for v in before} == before
     conn.close()
 
@@ -193,3 +194,16 @@ def test_setting_the_benchmark_password_leaves_it_in_no_log(managed, admin, benc
             cur.execute("TRUNCATE TABLE mysql.general_log")
     assert logged > 0  # the log was on and saw this test's own statements
     assert not leaked and bench_password not in log_file.read_text()
+
+
+def test_every_allow_listed_mariadb_variable_exists_on_mariadb_10_11(admin):
+    """A typo in include/configs/variables.yaml would allow nothing and say nothing: each variable
+    allowed for MariaDB exists on the real server, except those that only older or newer releases have."""
+    with admin.cursor() as cur:
+        cur.execute("SELECT LOWER(VARIABLE_NAME) FROM information_schema.SYSTEM_VARIABLES")
+        present = {row[0] for row in cur.fetchall()}
+    allowed = knobs.variable_policy()["allowed"]
+    only_in_other_releases = {"innodb_buffer_pool_instances", "innodb_thread_concurrency",  # removed in 10.6
+                              "innodb_concurrency_tickets", "innodb_commit_concurrency",
+                              "transaction_isolation"}  # 11.1+ (tx_isolation before)
+    assert sorted(set(allowed["common"] + allowed["mariadb"]) - present - only_in_other_releases) == []

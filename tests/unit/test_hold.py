@@ -58,3 +58,42 @@ def test_a_live_holder_keeps_its_hold_past_the_lease(store):
     assert not live.lost
     live.release()
     assert holder_of(store, "target:a") is None
+
+
+def _hold_in_a_process(db: str, resources: list[str], detach: bool):
+    """A real holder process: takes the hold (a 60 s lease), says so, then sleeps or detaches and exits."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time; sys.path.insert(0, 'plugins')\n"
+            "from mysqlbench.results.store import ResultsStore\n"
+            "from mysqlbench.targets.hold import Hold\n"
+            f"h = Hold(ResultsStore('sqlite:///{db}'), {resources!r}, 'child').acquire()\n"
+            f"if {detach}: h.detach(); print('held', flush=True); sys.exit(0)\n"
+            "print('held', flush=True); time.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_killed_holder_on_this_host_is_taken_over_at_once(store, tmp_path):
+    """SIGKILL leaves the rows and a 60 s lease; its process is gone, so a retry on the same host
+    need not wait the lease out (a dead holder on another host still must)."""
+    child = _hold_in_a_process(str(tmp_path / "results.db"), ["target:a", "host:h"], detach=False)
+    with pytest.raises(HoldTimeout):
+        Hold(store, ["target:a"], "while alive").acquire(wait_s=1)
+    child.kill()
+    child.wait()
+    started = time.monotonic()
+    taker = Hold(store, ["target:a", "host:h"], "retry").acquire(wait_s=5)
+    assert time.monotonic() - started < 2 and holder_of(store, "target:a")["purpose"] == "retry"
+    taker.release()
+
+
+def test_a_detached_build_hold_outlives_the_process_that_took_it(store, tmp_path):
+    """Between a dataset build's tasks no process holds it: only its lease says when it is gone."""
+    child = _hold_in_a_process(str(tmp_path / "results.db"), ["dataset:x"], detach=True)
+    child.wait()
+    with pytest.raises(HoldTimeout):
+        Hold(store, ["dataset:x"], "a study point").acquire(wait_s=1)
+    assert holder_of(store, "dataset:x")["purpose"] == "child"

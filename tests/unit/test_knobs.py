@@ -2,6 +2,7 @@
 
 import pytest
 
+from mysqlbench import knobs as knob_module
 from mysqlbench.errors import InvalidInput, NotApplicable
 from mysqlbench.knobs import check_settable_variable, parse_size, render_cnf_value, translate
 from mysqlbench.targets.flavor import parse_server_info
@@ -86,6 +87,42 @@ def test_raw_values_keep_their_type():
 def test_path_and_security_variables_are_never_set(name):
     with pytest.raises(InvalidInput):
         check_settable_variable(name)
+
+
+@pytest.mark.parametrize(("name", "category"), [
+    ("innodb_tmpdir", "path"), ("debug_dbug", "debugging"), ("secure_timestamp", "security"),
+    ("general_log", "logging"), ("log_output", "logging"), ("event_scheduler", "server state"),
+    ("read_only", "server state"), ("innodb_buffer_pool_load_at_startup", "engine"), ("gtid_domain_id", "replication")])
+def test_refused_variables_say_why(name, category):
+    """The leaks of a name pattern (issue 7 #13): each is refused with its category's reason."""
+    with pytest.raises(InvalidInput, match=f"refused, {category} variable: "):
+        check_settable_variable(name)
+
+
+@pytest.mark.parametrize("name", ["div_precision_increment", "sql_select_limit", "innodb_ft_aux_table",
+                                  "wait_timeout", "optimizer_trace_max_mem_size"])
+def test_a_variable_off_the_allow_list_is_refused_with_a_pointer_to_it(name):
+    with pytest.raises(InvalidInput, match="not on the allow-list .*variables.yaml"):
+        check_settable_variable(name)
+
+
+def test_the_allow_list_is_per_flavor():
+    assert check_settable_variable("innodb_redo_log_capacity", "mysql") == "innodb_redo_log_capacity"
+    with pytest.raises(NotApplicable, match="allow-list for mysql only"):
+        check_settable_variable("innodb_redo_log_capacity", "mariadb")
+    with pytest.raises(NotApplicable, match="for mariadb only"):
+        translate({}, MYSQL_8036, raw_variables={"join_cache_level": 6})
+    assert check_settable_variable("innodb-io-capacity", "mariadb") == "innodb_io_capacity"
+
+
+def test_allow_list_and_refusals_do_not_overlap_and_cover_the_knobs():
+    allowed = {name for names in knob_module.variable_policy()["allowed"].values() for name in names}
+    assert sorted(name for name in allowed if knob_module.refusal(name)) == []
+    # what the engine sets (knob variables, its slow log) may be journaled and replayed, nothing else
+    for name in [*knob_module.knob_variables(), *knob_module.ENGINE_VARIABLES]:
+        assert knob_module.check_engine_variable(name) == name
+    with pytest.raises(InvalidInput):
+        knob_module.check_engine_variable("general_log")
 
 
 def test_cnf_values_cannot_inject_lines():

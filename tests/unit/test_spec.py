@@ -49,7 +49,7 @@ def test_order_is_random_and_reproducible():
     ({"settings": {"bka": "on"}}, "both fixed in settings and swept in the matrix: ['bka']"),
     ({"matrix": {"join_buffer_size": ["6M", "6M'"]}}, "is not a size"),
     ({"matrix": {"bogus": [1]}}, "unknown knob 'bogus'"),
-    ({"variables": {"secure_file_priv": "/tmp"}}, "path-valued or security-relevant"),
+    ({"variables": {"secure_file_priv": "/tmp"}}, "is refused, path variable"),
     ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
     ({"cache": ["lukewarm"]}, "cache.0: Input should be 'warm' or 'cold'"),
     ({"dataset": {"scale_factor": 1e-300}}, "greater than or equal to 0.01"),

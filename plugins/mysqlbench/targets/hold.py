@@ -5,8 +5,10 @@ A server-side named lock is dropped by every restart of the server it lives in, 
 file is invisible to workers on other hosts; the results store is what every worker of a
 deployment shares. A hold is a row per resource with a random holder token and a lease the holder
 renews from a heartbeat thread; a holder that dies (SIGKILL, a lost worker) stops renewing, and
-its lease expires after ``LEASE_S`` for the next taker. Taking a hold is a transaction over all its
-rows: all of them or none.
+its lease expires after ``LEASE_S`` for the next taker. A holder on the taker's own host whose
+process is gone (its pid no longer runs, or runs another process, told by the process start time)
+is stale at once: a retry on the same worker need not wait out the lease. Taking a hold is a
+transaction over all its rows: all of them or none.
 
 Resources: ``target:...`` names the server (a managed instance by host and datadir, else host and
 port); ``host:...`` names the machine it runs on, so two targets on one host never measure at once
@@ -32,6 +34,24 @@ log = logging.getLogger(__name__)
 
 LEASE_S = 60.0
 _LOCAL = ("127.0.0.1", "localhost", "::1")
+
+
+def process_started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or None if it is not
+    running: with the pid it names one process, whatever pid reuse happens later."""
+    try:
+        stat = open(f"/proc/{int(pid)}/stat").read()
+    except (OSError, ValueError):
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, after the command name in parentheses
+
+
+def _gone(owner: dict[str, Any]) -> bool:
+    """Is ``owner`` a process on this host that no longer runs? (Unknowable for another host, or
+    for a detached hold, whose owner is a build rather than a process.)"""
+    if owner.get("host") != socket.gethostname() or not owner.get("pid") or not owner.get("started"):
+        return False
+    return process_started(owner["pid"]) != owner["started"]
 
 
 class HoldTimeout(MysqlbenchError):
@@ -69,7 +89,8 @@ class Hold:
         self.lease_s = lease_s
         # a hold that spans several tasks (a dataset build) passes the same token in each
         self.token = token or secrets.token_hex(16)
-        self.owner = {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose}
+        self.owner = {"pid": os.getpid(), "started": process_started(os.getpid()), "host": socket.gethostname(),
+                      "purpose": purpose}
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
         self.lost = False
@@ -105,7 +126,9 @@ class Hold:
                     current = conn.execute(sa.select(t).where(t.c.resource == resource)).first()
                     if current is None:
                         conn.execute(t.insert().values(resource=resource, **row))
-                    elif current.holder == self.token or current.lease_until < now:
+                    elif current.holder == self.token or current.lease_until < now or _gone(json.loads(current.owner)):
+                        if current.holder != self.token and current.lease_until >= now:
+                            log.warning("taking %s from %s: its process is gone", resource, current.owner)
                         taken = conn.execute(t.update().where(t.c.resource == resource, t.c.holder == current.holder)
                                              .values(**row)).rowcount
                         if taken != 1:
@@ -133,13 +156,22 @@ class Hold:
 
     def detach(self) -> None:
         """Stop renewing but keep the rows: the next task of the same holder takes them up again
-        with the same token before the lease runs out."""
+        with the same token before the lease runs out. The rows no longer name this process, which
+        is about to end, so only the lease tells when the holder is gone."""
+        self._stop_heartbeat()
+        detached = {**self.owner, "pid": None, "started": None}
+        with self.store.engine.begin() as conn:
+            conn.execute(self.table.update().where(self.table.c.holder == self.token,
+                                                   self.table.c.resource.in_(self.resources))
+                         .values(owner=json.dumps(detached)))
+
+    def _stop_heartbeat(self) -> None:
         self._stop.set()
         if self._heartbeat is not None:
             self._heartbeat.join(5)
 
     def release(self) -> None:
-        self.detach()
+        self._stop_heartbeat()
         with self.store.engine.begin() as conn:
             conn.execute(self.table.delete().where(self.table.c.holder == self.token,
                                                    self.table.c.resource.in_(self.resources)))

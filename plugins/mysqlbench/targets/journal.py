@@ -61,7 +61,11 @@ class RestoreJournal:
 
     def record_global(self, variable: str, old: Any) -> None:
         """Before ``SET GLOBAL variable``: remember its value. The first record of a variable wins
-        (it is the value found; later ones are our own)."""
+        (it is the value found; later ones are our own). Only a variable the engine may set is
+        journaled (:func:`mysqlbench.knobs.check_engine_variable`)."""
+        from mysqlbench import knobs
+
+        knobs.check_engine_variable(variable)
         entries = self.entries()
         if any(e["kind"] == "global" and e["variable"] == variable for e in entries):
             return
@@ -102,7 +106,7 @@ class RestoreJournal:
             try:
                 with conn.cursor() as cur:
                     for entry in variables:
-                        variable = knobs.check_settable_variable(entry["variable"])
+                        variable = knobs.check_engine_variable(entry["variable"])
                         cur.execute(f"SET GLOBAL {variable} = %s", (entry["old"],))
                         now = knobs.read_variable(conn, variable, "global")
                         if not knobs.same_value(entry["old"], now):

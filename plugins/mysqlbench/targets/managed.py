@@ -22,7 +22,7 @@ import yaml
 from mysqlbench import paths
 from mysqlbench.errors import InvalidInput, TargetUnavailable
 from mysqlbench.identifiers import check_name
-from mysqlbench.knobs import check_settable_variable, render_cnf_value
+from mysqlbench.knobs import check_engine_variable, check_settable_variable, render_cnf_value
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class ManagedServer:
         if merged:
             lines.append("# overrides")
             for variable, value in sorted(merged.items()):
-                check_settable_variable(variable)
+                check_engine_variable(variable)  # the spec's (checked at load) or a point's restart settings
                 lines.append(f"{variable} = {render_cnf_value(value)}")
         return "\n".join(lines) + "\n"
 
