@@ -393,3 +393,19 @@ def test_a_connection_claiming_control_managed_for_another_server_gets_nothing_d
     finally:
         os.environ.pop("AIRFLOW_CONN_MYSQLBENCH_CLAIMS_MANAGED", None)
         other.stop()
+
+
+def test_counters_without_the_defaults_still_report(bag):
+    """Issue 7 #9: a study that asks for other counters than the seed's (no Innodb_buffer_pool_reads
+    to prove a cold cache with, no Handler_read_*) validates and reports on what it has."""
+    result = run(bag, "tpch_icp_study", counters=["Select_scan", "Innodb_rows_read"], repetitions=1,
+                 cache=["warm"])
+    assert str(result.state) == "success", states(result)
+    from mysqlbench.studies.report import report_dir
+
+    frame = execution_frame(rows(result, task_id="measure_point"), PRIMARY)
+    assert "Select_scan" in frame.columns and frame["Innodb_rows_read"].isna().all()  # absent on 10.11, not 0
+    directory = report_dir(result.dag_id, result.run_id)
+    html = (directory / "index.html").read_text()
+    assert "Select_scan" in html and "Innodb_rows_read" in html and "absent" in html and "INVALID" not in html
+    assert json.loads((directory / "summary.json").read_text())["valid"]

@@ -192,3 +192,58 @@ def test_benchmark_password_appears_nowhere(loaded, bench_password, session_dir)
     with create_session() as session:
         values = session.scalars(select(XComModel.value).where(XComModel.dag_id == "tpch_load")).all()
     assert values and not any(bench_password in json.dumps(v, default=str) for v in values)
+
+
+def _changes(conn, contents: bool) -> list[str]:
+    from mysqlbench import ownership
+    from mysqlbench.workloads.tpch.validate import changes_since_verified
+
+    return changes_since_verified(conn, SCHEMA, ownership.read_marker(conn, SCHEMA), contents=contents)
+
+
+def test_a_tampered_dataset_is_seen_and_rebuilt(dag, loaded, managed):
+    """Issue 7 #8: a verified dataset changed behind mysqlbench's back is no longer trusted. The
+    cheap check before each point sees a write since the last start and a dropped index; the
+    contents check when a run decides to reuse it sees a change hidden by a restart (InnoDB forgets
+    UPDATE_TIME), and the load rebuilds it instead of failing on it forever."""
+    conn = managed.admin_connect()
+    try:
+        assert _changes(conn, contents=True) == []
+        query(conn, f"UPDATE {SCHEMA}.lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey = 1 AND l_linenumber = 1")
+        conn.commit()
+        assert _changes(conn, contents=False) == [
+            "lineitem: written after it was verified (information_schema.TABLES.UPDATE_TIME)"]
+        # a study's point checks before it measures
+        from mysqlbench import ownership
+        from mysqlbench.errors import MysqlbenchError
+        from mysqlbench.studies.spec import load_spec
+        from mysqlbench.targets.connection import TargetConnection
+        from mysqlbench.workloads.tpch.workload import TpchWorkload
+
+        workload = TpchWorkload(load_spec("tpch_bka_study", {"dataset": {"scale_factor": SF, "schema": SCHEMA}}))
+        with pytest.raises(MysqlbenchError, match="changed after dataset .* was verified .*lineitem: written"):
+            workload.check_dataset(TargetConnection.from_airflow(TEST_CONN), ownership.read_marker(conn, SCHEMA)["dataset_id"])
+        query(conn, f"ALTER TABLE {SCHEMA}.orders DROP INDEX i_o_orderdate")
+        assert "orders: definition changed (columns, keys or indexes)" in _changes(conn, contents=False)
+    finally:
+        conn.close()
+    managed.restart()  # UPDATE_TIME is gone; the index and the checksum still tell
+    conn = managed.admin_connect()
+    try:
+        changed = _changes(conn, contents=True)
+        assert "lineitem: contents changed (CHECKSUM TABLE)" in changed
+        assert not any("UPDATE_TIME" in line for line in changed)
+    finally:
+        conn.close()
+
+    rebuilt = run(dag)
+    assert str(rebuilt.state) == "success"
+    states = task_states(rebuilt)
+    assert states["create_tables"] == "success" and states["reuse_dataset"] == "skipped", states
+    conn = managed.admin_connect()
+    try:
+        assert _changes(conn, contents=True) == []
+        assert query(conn, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
+                           "AND INDEX_NAME = 'i_o_orderdate'", SCHEMA)[0][0] == 1
+    finally:
+        conn.close()

@@ -95,13 +95,23 @@ def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
 def plan(params: dict[str, Any], data: dict[str, Any]) -> str:
     """``reuse_dataset`` when the schema already holds this dataset, verified; else ``create_tables``."""
     ensure_managed_running(params)
-    conn = _target(params).connect()
+    target = _target(params)
+    conn = target.connect()
     try:
         marker = ownership.read_marker(conn, params["schema"])
+        if marker.get("state") == "verified" and marker.get("dataset_id") == data["dataset_id"]:
+            # reading every table would spoil another study's measured window: hold the target
+            with exclusive(target, "check the dataset's fingerprint", dataset=params["schema"]):
+                changed = validate.changes_since_verified(conn, params["schema"], marker, contents=True)
+            if not changed:
+                return "reuse_dataset"
+            log.warning("schema %s no longer holds dataset %s as verified at %s (%s): rebuilding it",
+                        params["schema"], data["dataset_id"], marker.get("verified_at"), "; ".join(changed))
+            ownership.require_owned(conn, target, params["schema"])
+            ownership.set_marker(conn, params["schema"], state="changed")
+            return "create_tables"
     finally:
         conn.close()
-    if marker.get("state") == "verified" and marker.get("dataset_id") == data["dataset_id"]:
-        return "reuse_dataset"
     log.info("schema %s holds %s (state %s): loading %s", params["schema"], marker.get("dataset_id"),
              marker.get("state"), data["dataset_id"])
     return "create_tables"
@@ -189,9 +199,17 @@ def _verify(target: TargetConnection, schema: str, manifest: dict[str, Any], dat
     try:
         ownership.require_owned(conn, target, schema)
         result = validate.validate_dataset(conn, schema, manifest)
-        if result.success:
+        marker = ownership.read_marker(conn, schema)
+        if result.success and marker.get("state") == "verified" and marker.get("dataset_id") == dataset_id \
+                and marker.get("fingerprint"):
+            pass  # re-proved on reuse: plan() has just compared it with its fingerprint, which stays
+        elif result.success:
+            with conn.cursor() as cur:
+                cur.execute("SELECT NOW(6)")
+                server_time = str(cur.fetchone()[0])
             ownership.set_marker(conn, schema, state="verified", dataset_id=dataset_id,
-                                 verified_at=datetime.now(timezone.utc).isoformat())
+                                 verified_at=datetime.now(timezone.utc).isoformat(), verified_server_time=server_time,
+                                 fingerprint=validate.fingerprint(conn, schema))
     finally:
         conn.close()
     return result

@@ -56,16 +56,22 @@ class TpchWorkload(StudyWorkload):
     def check_dataset(self, target, dataset_id: str) -> None:
         from mysqlbench import ownership
         from mysqlbench.errors import MysqlbenchError
+        from mysqlbench.workloads.tpch.validate import changes_since_verified
 
+        schema = self.spec.dataset.schema_name
         conn = target.connect()
         try:
-            marker = ownership.read_marker(conn, self.spec.dataset.schema_name)
+            marker = ownership.read_marker(conn, schema)
+            if marker.get("state") != "verified" or marker.get("dataset_id") != dataset_id:
+                raise MysqlbenchError(f"schema {schema} no longer holds the verified dataset {dataset_id} this study "
+                                      f"planned with (it holds {marker.get('dataset_id')}, {marker.get('state')}): it "
+                                      "was rebuilt between points; run the study again")
+            changed = changes_since_verified(conn, schema, marker, contents=False)
         finally:
             conn.close()
-        if marker.get("state") != "verified" or marker.get("dataset_id") != dataset_id:
-            raise MysqlbenchError(f"schema {self.spec.dataset.schema_name} no longer holds the verified dataset "
-                                  f"{dataset_id} this study planned with (it holds {marker.get('dataset_id')}, "
-                                  f"{marker.get('state')}): it was rebuilt between points; run the study again")
+        if changed:
+            raise MysqlbenchError(f"schema {schema} changed after dataset {dataset_id} was verified "
+                                  f"({'; '.join(changed)}): run the study again, its dataset step rebuilds it")
 
     @property
     def oracle_enabled(self) -> bool:
