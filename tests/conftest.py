@@ -38,6 +38,7 @@ os.environ.update({
 TEST_CONN = "mysqlbench_test"
 EXTERNAL_CONN = "mysqlbench_external_unmarked"
 EXTERNAL_MARKED_CONN = "mysqlbench_external_marked"
+MYSQL_CONN = "mysqlbench_test_mysql"
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +63,30 @@ def managed():
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_managed():
+    """MySQL 9.7 from Debian's archive (fetched into the session's work directory: a first fetch,
+    as on a fresh machine), as a managed target; stopped at the end."""
+    from mysqlbench import servers
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    servers.fetch("mysql-9.7")
+    server = ManagedServer(ManagedSpec.load("test_mysql"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_target(mysql_managed):
+    """The managed MySQL as Airflow sees it (a connection in the environment)."""
+    password = mysql_managed.ensure_benchmark_user()
+    os.environ[f"AIRFLOW_CONN_{MYSQL_CONN.upper()}"] = json.dumps(
+        {"conn_type": "mysql", "host": "127.0.0.1", "port": mysql_managed.spec.port, "login": "mysqlbench",
+         "password": password, "extra": mysql_managed.connection_extra()})
+    return mysql_managed.connection(password)
 
 
 @pytest.fixture(scope="session")

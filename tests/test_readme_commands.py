@@ -38,6 +38,11 @@ COVERED = {
     "bin/mysqlbench lint": "test_cli_commands",
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
     "make bench": "test_make_bench_short",
+    "bin/mysqlbench server list": "test_server_commands",
+    "bin/mysqlbench server fetch mysql-9.7": "test_server_commands",
+    "bin/mysqlbench target up my97 --server mysql-9.7 --port 3347": "test_server_commands",
+    "bin/airflow dags test tpch_power --conf '{\"scale_factor\": 1, \"target_conn_id\": \"mysqlbench_my97\"}'":
+        "test_server_commands (SF 0.01)",
     "make down": "test_make_down",
     "make clean": "test_make_clean_stops_every_managed_server_first",
 }
@@ -120,6 +125,27 @@ def test_make_bench_short(clone):
     for line in ("stat stamp (what every load and study does)", "ratio ours / plain", "parse time of all DAG files",
                  "orchestration overhead share"):
         assert line in done.stdout, done.stdout
+
+
+def test_server_commands(clone):
+    """The catalog, a first fetch of MySQL 9.7 into this clone's work directory, a managed target
+    of it, and a TPC-H study on it, as the README shows them."""
+    run(clone, "make setup")  # idempotent; lets this test run alone
+    listed = json.loads(run(clone, "bin/mysqlbench server list").stdout)["servers"]
+    assert {"mariadb-10.5", "mariadb-10.11", "mariadb-11.8", "mysql-9.7"} <= {s["server"] for s in listed}
+    fetched = json.loads(run(clone, "bin/mysqlbench server fetch mysql-9.7").stdout)
+    assert fetched["version"].startswith("9.") and fetched["root"].startswith(str(clone / "work" / "servers"))
+    assert json.loads(run(clone, "bin/mysqlbench server fetch mysql-9.7").stdout)["fetched"] is False
+    up = json.loads(run(clone, "bin/mysqlbench target up my97 --server mysql-9.7 --port 3347").stdout)
+    assert up["server"] == "mysql-9.7" and up["conn_id"] == "mysqlbench_my97"
+    try:
+        run(clone, "bin/airflow dags test tpch_power --conf "
+                   "'{\"scale_factor\": 0.01, \"target_conn_id\": \"mysqlbench_my97\"}'")
+        results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_power").stdout)
+        assert results["validations"] and all(v["success"] for v in results["validations"])
+        assert {s["server_version"] for s in results["samples"] if s["task_id"] == "measure_point"} == {up["version"]}
+    finally:
+        run(clone, "bin/mysqlbench target down my97")
 
 
 def _free_port() -> int:

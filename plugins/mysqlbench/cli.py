@@ -2,6 +2,8 @@
 benchmark user's password kept only in the Airflow connection) and summarising recorded results.
 
     bin/mysqlbench target up demo | down demo | status demo
+    bin/mysqlbench target up NAME --server mysql-9.7 [--port 3347]
+    bin/mysqlbench server list | fetch mysql-9.7 [--check]
     bin/mysqlbench results [--dag-id tpch_load] [--run-id RUN]
     bin/mysqlbench lint [SPEC.yaml ...]
 """
@@ -54,17 +56,63 @@ def _ensure_pool(conn_id: str) -> str:
     return name
 
 
-def target_up(name: str) -> dict:
+def _new_target_spec(name: str, server_id: str, port: int | None):
+    """A managed target made on the command line: its spec is written beside its datadir."""
+    from mysqlbench import servers
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.identifiers import check_name
+    from mysqlbench.targets.managed import ManagedSpec
+
+    check_name(name, "managed target name")
+    servers.get(server_id)
+    path = ManagedSpec.path_of(name)
+    if path.exists():
+        spec = ManagedSpec.load(name)
+        if spec.server != server_id and not (spec.server is None and server_id == "mariadb-10.11"):
+            raise InvalidInput(f"managed target {name!r} runs {spec.server or 'the system MariaDB'} ({path}); "
+                               f"use another name for {server_id}")
+        if port is not None and port != spec.port:
+            raise InvalidInput(f"managed target {name!r} listens on {spec.port} ({path})")
+        return spec
+    if port is None:
+        raise InvalidInput("a new managed target needs --port (one no other server uses), e.g. --port 3347")
+    if not 1024 < port < 65536:
+        raise InvalidInput(f"--port {port} is not a port a managed server may use (1025-65535)")
+    spec = ManagedSpec(name=name, conn_id=f"mysqlbench_{name}", port=port, server=server_id)
+    return spec
+
+
+def target_up(name: str, server_id: str | None = None, port: int | None = None) -> dict:
     from mysqlbench.targets.managed import BENCH_USER, ManagedServer, ManagedSpec
 
-    spec = ManagedSpec.load(name)
+    if server_id is not None:
+        spec = _new_target_spec(name, server_id, port)
+    else:
+        if port is not None:
+            parser_error = "--port goes with --server (a configured target's port is in its YAML)"
+            raise MysqlbenchError(parser_error)
+        spec = ManagedSpec.load(name)
     server = ManagedServer(spec)
     server.start()
+    if server_id is not None and not ManagedSpec.path_of(name).exists():
+        spec.save()  # only once it runs: a failed first start leaves nothing behind
     existing = _airflow_connection(spec.conn_id)
     password = server.ensure_benchmark_user(existing.password if existing else None)
     _save_airflow_connection(spec.conn_id, host="127.0.0.1", port=spec.port, login=BENCH_USER,
                              password=password, extra=server.connection_extra())
-    return {**server.health(), "conn_id": spec.conn_id, "login": BENCH_USER, "pool": _ensure_pool(spec.conn_id)}
+    return {**server.health(), "server": server.binaries.server_id, "conn_id": spec.conn_id, "login": BENCH_USER,
+            "pool": _ensure_pool(spec.conn_id)}
+
+
+def server_list() -> dict:
+    from mysqlbench import servers
+
+    out = []
+    for entry in servers.catalog().values():
+        record = servers.installed(entry.id) if entry.source == "debian" else None
+        out.append({"server": entry.id, "flavor": entry.flavor, "line": entry.line, "released": entry.released,
+                    "source": entry.source, "fetched": record["package_version"] if record else None})
+    return {"servers": out}
 
 
 def target_down(name: str) -> dict:
@@ -155,6 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     target.add_argument("action", choices=("up", "down", "status"))
     target.add_argument("name", nargs="?")
     target.add_argument("--all", action="store_true", help="with down: every managed instance in the work directory")
+    target.add_argument("--server", help="with up: a catalog server id (include/configs/servers.yaml)")
+    target.add_argument("--port", type=int, help="with up --server: the new target's port")
+    server = sub.add_parser("server", help="the server catalog (include/configs/servers.yaml)")
+    server.add_argument("action", choices=("list", "fetch"))
+    server.add_argument("id", nargs="?")
+    server.add_argument("--check", action="store_true", help="with fetch: ask the archive whether the cached "
+                        "version is still the one it serves")
     results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
     results.add_argument("--dag-id")
     results.add_argument("--run-id")
@@ -174,7 +229,21 @@ def main(argv: list[str] | None = None) -> int:
             elif args.command == "target":
                 if not args.name:
                     parser.error("a target name is needed")
-                out = {"up": target_up, "down": target_down, "status": target_status}[args.action](args.name)
+                if (args.server or args.port) and args.action != "up":
+                    parser.error("--server and --port go with up")
+                if args.action == "up":
+                    out = target_up(args.name, args.server, args.port)
+                else:
+                    out = {"down": target_down, "status": target_status}[args.action](args.name)
+            elif args.command == "server":
+                from mysqlbench import servers
+
+                if args.action == "list":
+                    out = server_list()
+                elif not args.id:
+                    parser.error("server fetch needs a catalog id (bin/mysqlbench server list)")
+                else:
+                    out = servers.fetch(args.id, check=args.check)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:

@@ -4,7 +4,7 @@ applied and read back, restart detection and caps, on a real server."""
 import pytest
 
 from mysqlbench import knobs
-from mysqlbench.errors import InvalidInput, NotApplicable, UnsafeOperation
+from mysqlbench.errors import InvalidInput, NotApplicable, TargetUnavailable, UnsafeOperation
 from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
 
@@ -207,3 +207,56 @@ def test_every_allow_listed_mariadb_variable_exists_on_mariadb_10_11(admin):
                               "innodb_concurrency_tickets", "innodb_commit_concurrency",
                               "transaction_isolation"}  # 11.1+ (tx_isolation before)
     assert sorted(set(allowed["common"] + allowed["mariadb"]) - present - only_in_other_releases) == []
+
+
+def _no_datadir(server) -> bool:
+    return not server.datadir.exists() and not server.server_record.exists()
+
+
+def test_an_unknown_server_id_fails_before_anything_is_made(tmp_path):
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec(name="nope", conn_id="x", port=3391, server="mysql-1.0"), root=tmp_path / "nope")
+    with pytest.raises(InvalidInput, match="unknown server 'mysql-1.0'; the catalog .* has: .*mysql-9.7"):
+        server.start()
+    assert _no_datadir(server)
+
+
+def test_a_basedir_without_a_server_binary_is_refused(tmp_path):
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    (tmp_path / "mysql-8.4" / "bin").mkdir(parents=True)
+    spec = ManagedSpec(name="tarball", conn_id="x", port=3392, server="mysql-8.4", basedir=str(tmp_path / "mysql-8.4"))
+    server = ManagedServer(spec, root=tmp_path / "tarball")
+    with pytest.raises(InvalidInput, match="has no bin/mysqld: point it at the unpacked tarball"):
+        server.start()
+    assert _no_datadir(server)
+
+
+def test_a_port_in_use_is_refused_before_the_datadir_is_made(tmp_path):
+    import socket
+
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = ManagedServer(ManagedSpec(name="busy", conn_id="x", port=taken.getsockname()[1]),
+                               root=tmp_path / "busy")
+        with pytest.raises(TargetUnavailable, match="is in use by another process"):
+            server.start()
+    assert _no_datadir(server)
+
+
+def test_a_failed_first_start_leaves_no_half_made_datadir(session_dir):
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    root = session_dir / "work" / "targets" / "broken"  # where the mysql OS user reaches
+    server = ManagedServer(ManagedSpec(name="broken", conn_id="x", port=3393,
+                                       overrides={"innodb_flush_method": "no_such_method"}), root=root)
+    try:
+        with pytest.raises(TargetUnavailable, match="exited"):
+            server.start()
+    finally:
+        server.stop()  # if it did start, stop it rather than orphan it
+    assert _no_datadir(server)

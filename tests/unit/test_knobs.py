@@ -40,10 +40,13 @@ def test_redo_log_size_per_flavor_and_version():
     assert concrete({"redo_log_size": "2G"}, PERCONA_80) == [("innodb_redo_log_capacity", 2 << 30, "global", False)]
 
 
-def test_buffer_pool_instances_not_applicable_on_mariadb_106_and_later():
+def test_buffer_pool_instances_not_applicable_on_mariadb_1051_and_later():
     with pytest.raises(NotApplicable, match=r"not applicable on mariadb 10\.11\.19: .*removed in MariaDB 10\.6"):
         translate({"buffer_pool_instances": 8}, MARIADB_1011)
-    assert concrete({"buffer_pool_instances": 8}, MARIADB_105) == [("innodb_buffer_pool_instances", 8, "global", False)]
+    with pytest.raises(NotApplicable, match="ignored from MariaDB 10.5.1 .*MDEV-15058"):
+        translate({"buffer_pool_instances": 8}, MARIADB_105)
+    assert concrete({"buffer_pool_instances": 8}, parse_server_info("10.5.0-MariaDB", "")) == [
+        ("innodb_buffer_pool_instances", 8, "global", False)]
     assert concrete({"buffer_pool_instances": 4}, MYSQL_57) == [("innodb_buffer_pool_instances", 4, "global", False)]
 
 

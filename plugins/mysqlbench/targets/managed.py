@@ -4,7 +4,9 @@ configured basedir as an unprivileged OS user. Start, stop, restart with new set
 
 from __future__ import annotations
 
+import functools
 import getpass
+import json
 import logging
 import os
 import pwd
@@ -23,6 +25,7 @@ from mysqlbench import paths
 from mysqlbench.errors import InvalidInput, TargetUnavailable
 from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import check_engine_variable, check_settable_variable, render_cnf_value
+from mysqlbench.servers import Binaries
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection
 
 log = logging.getLogger(__name__)
@@ -39,31 +42,56 @@ class ManagedSpec:
     name: str
     conn_id: str
     port: int
-    base_cnf: str = "mariadb/base.cnf"
+    base_cnf: str | None = None  # None: the flavor's include/configs/<flavor>/base.cnf
     overrides: dict[str, Any] = field(default_factory=dict)
     basedir: str | None = None
     os_user: str = "mysql"
+    server: str | None = None    # a catalog id (include/configs/servers.yaml); None: the system's MariaDB
+
+    @classmethod
+    def path_of(cls, name: str) -> Path:
+        """include/configs/targets/NAME.yaml, or for a target made by `target up NAME --server ID`,
+        the spec it wrote beside its datadir."""
+        check_name(name, "managed target name")
+        shipped = paths.CONFIG_DIR / "targets" / f"{name}.yaml"
+        return shipped if shipped.exists() else paths.work_dir() / "targets" / name / "target.yaml"
 
     @classmethod
     def load(cls, name: str) -> "ManagedSpec":
-        check_name(name, "managed target name")
-        path = paths.CONFIG_DIR / "targets" / f"{name}.yaml"
+        path = cls.path_of(name)
         if not path.exists():
-            raise InvalidInput(f"no managed target {name!r}: {path} does not exist")
+            raise InvalidInput(f"no managed target {name!r}: neither include/configs/targets/{name}.yaml nor {path} "
+                               "exists (create one with: bin/mysqlbench target up NAME --server ID)")
         data = yaml.safe_load(path.read_text()) or {}
         config = data.get("config") or {}
         spec = cls(
             name=data.get("name", name),
             conn_id=data["conn_id"],
             port=int(data["port"]),
-            base_cnf=config.get("base", cls.base_cnf),
+            base_cnf=config.get("base"),
             overrides=dict(config.get("overrides") or {}),
             basedir=data.get("basedir"),
             os_user=data.get("os_user", "mysql"),
+            server=data.get("server"),
         )
+        flavor = None
+        if spec.server is not None:
+            from mysqlbench import servers
+
+            flavor = servers.get(spec.server).flavor  # an unknown id fails here, before anything starts
         for variable in spec.overrides:
-            check_settable_variable(variable)
+            check_settable_variable(variable, flavor)
         return spec
+
+    def save(self) -> Path:
+        """Write this spec where ``load`` finds a target made on the command line."""
+        path = paths.work_dir() / "targets" / self.name / "target.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump({"name": self.name, "conn_id": self.conn_id, "port": self.port,
+                                        "server": self.server, "basedir": self.basedir, "os_user": self.os_user,
+                                        "config": {"base": self.base_cnf, "overrides": self.overrides}},
+                                       sort_keys=False))
+        return path
 
 
 class ManagedServer:
@@ -84,17 +112,22 @@ class ManagedServer:
         self.tmpdir = self.root / "tmp"
 
     # -- binaries and users -------------------------------------------------------------------
+    @functools.cached_property
+    def binaries(self) -> Binaries:
+        """The executables this instance runs: a catalog server's, or the system's MariaDB (or
+        one under the spec's ``basedir``)."""
+        from mysqlbench import servers
+
+        if self.spec.server is not None:
+            return servers.binaries(self.spec.server, basedir=self.spec.basedir)
+        return Binaries("mariadb-system", "mariadb", "", Path(self.spec.basedir) if self.spec.basedir else None)
+
+    @property
+    def flavor(self) -> str:
+        return self.binaries.flavor
+
     def binary(self, name: str) -> str:
-        if self.spec.basedir:
-            for sub in ("bin", "sbin", "scripts"):
-                candidate = Path(self.spec.basedir) / sub / name
-                if candidate.exists():
-                    return str(candidate)
-            raise TargetUnavailable(f"{name} not found under basedir {self.spec.basedir}")
-        found = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
-        if not found:
-            raise TargetUnavailable(f"{name} not found on PATH; install mariadb-server or set basedir")
-        return found
+        return self.binaries.path(name)
 
     @property
     def run_as_root(self) -> bool:
@@ -102,39 +135,83 @@ class ManagedServer:
 
     @property
     def admin_user(self) -> str:
-        # mariadb-install-db creates this account with unix_socket authentication
+        # MySQL's --initialize-insecure makes root@localhost with an empty password (reached over
+        # the socket only); mariadb-install-db makes root and the OS user with unix_socket auth
+        if self.flavor == "mysql":
+            return "root"
         return "root" if self.run_as_root else getpass.getuser()
+
+    @property
+    def server_record(self) -> Path:
+        return self.root / "server.json"
 
     # -- lifecycle ----------------------------------------------------------------------------
     def initialize(self) -> None:
-        """Create the datadir once; a second call is a no-op."""
+        """Create the datadir once; a second call is a no-op. A datadir another server made is
+        refused (no silent upgrade or downgrade); a failed initialisation leaves no datadir."""
         if (self.datadir / "mysql").is_dir():
+            self._check_same_server()
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            self.binary("mariadb-install-db"),
-            "--no-defaults",
-            f"--datadir={self.datadir}",
-            "--auth-root-authentication-method=socket",
-            "--skip-test-db",
-        ]
-        if self.spec.basedir:
-            cmd.append(f"--basedir={self.spec.basedir}")
         if self.run_as_root:
             self._check_reachable()
+        b = self.binaries
+        if self.flavor == "mysql":
+            cmd = b.command("mysqld", "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}")
+            if b.basedir is not None:
+                cmd.append(f"--basedir={b.basedir}")
+            if b.share_dir is not None:
+                cmd.append(f"--lc-messages-dir={b.share_dir}")
+        else:
+            cmd = b.command("mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}",
+                            "--auth-root-authentication-method=socket", "--skip-test-db")
+            if b.basedir is not None:
+                cmd.append(f"--basedir={b.basedir}")
+        if self.run_as_root:
             self._chown(self.root)
             cmd.append(f"--user={self.spec.os_user}")
-        log.info("initializing datadir %s", self.datadir)
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        log.info("initializing datadir %s for %s %s", self.datadir, b.server_id, b.version)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=b.env())
         if done.returncode != 0:
-            raise TargetUnavailable(f"mariadb-install-db failed: {done.stderr[-2000:]}")
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            raise TargetUnavailable(f"initializing {self.datadir} failed ({b.server_id}): "
+                                    f"{(done.stdout + done.stderr)[-2000:]}")
+        self.server_record.write_text(json.dumps({"server": b.server_id, "flavor": b.flavor, "version": b.version}))
+
+    def _check_same_server(self) -> None:
+        if not self.server_record.exists():
+            return  # made before servers were recorded: the system MariaDB
+        made = json.loads(self.server_record.read_text())
+        if made["server"] != self.binaries.server_id:
+            raise InvalidInput(f"managed target {self.spec.name!r}: its datadir was made by {made['server']} "
+                               f"{made['version']}, not {self.binaries.server_id}; use another target name, or stop "
+                               "it and delete its directory to start over")
+
+    def _check_port_free(self) -> None:
+        import socket
+
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", self.spec.port))
+            except OSError as exc:
+                raise TargetUnavailable(f"port {self.spec.port} of managed target {self.spec.name!r} is in use by "
+                                        f"another process ({exc.strerror}); pick another port") from exc
 
     def render_config(self, overrides: dict[str, Any] | None = None) -> str:
         merged = {**self.spec.overrides, **(overrides or {})}
-        lines = [(paths.CONFIG_DIR / self.spec.base_cnf).read_text().rstrip(), "",
+        base = self.spec.base_cnf or f"{self.flavor}/base.cnf"
+        lines = [(paths.CONFIG_DIR / base).read_text().rstrip(), "",
                  "# managed instance paths (mysqlbench.targets.managed)",
                  f"datadir = {self.datadir}", f"socket = {self.socket}", f"port = {self.spec.port}",
                  f"pid-file = {self.pid_file}", f"log-error = {self.error_log}", f"tmpdir = {self.tmpdir}"]
+        b = self.binaries
+        if b.basedir is not None:
+            lines.append(f"basedir = {b.basedir}")
+        if b.share_dir is not None and self.flavor == "mysql":
+            lines.append(f"lc-messages-dir = {b.share_dir}")
+        if self.flavor == "mysql":  # LOAD DATA INFILE (server side) only from the instance's own directory
+            lines.append(f"secure-file-priv = {self.root / 'files'}")
         if self.run_as_root:
             lines.append(f"user = {self.spec.os_user}")
         if merged:
@@ -163,29 +240,44 @@ class ManagedServer:
 
     def start(self, overrides: dict[str, Any] | None = None, holder: str | None = None) -> None:
         """Start with the base config plus ``overrides``; a running instance is left alone. Refused
-        while another task holds the instance (``holder`` is the caller's own hold, if any)."""
-        self.initialize()
+        while another task holds the instance (``holder`` is the caller's own hold, if any). Bad
+        input (an unknown server, a port in use, a bad override) fails before anything is made,
+        and a first start that fails removes the datadir it initialised."""
         if self.is_running():
             return
         self._refuse_if_held(holder)
-        self.cnf.write_text(self.render_config(overrides))
-        self.tmpdir.mkdir(parents=True, exist_ok=True)
+        config = self.render_config(overrides)
+        self._check_port_free()
+        fresh = not (self.datadir / "mysql").is_dir()
+        self.initialize()
+        try:
+            self._launch(config)
+        except TargetUnavailable:
+            if fresh:
+                shutil.rmtree(self.datadir, ignore_errors=True)
+                self.server_record.unlink(missing_ok=True)
+            raise
+
+    def _launch(self, config: str) -> None:
+        self.cnf.write_text(config)
+        for directory in (self.tmpdir, self.root / "files"):
+            directory.mkdir(parents=True, exist_ok=True)
         if self.run_as_root:
             self._chown(self.root)
-        cmd = [self.binary("mariadbd"), f"--defaults-file={self.cnf}"]
-        if self.spec.basedir:
-            cmd.append(f"--basedir={self.spec.basedir}")
-        log.info("starting managed target %s on port %s", self.spec.name, self.spec.port)
+        b = self.binaries
+        cmd = b.command(b.server_binary, f"--defaults-file={self.cnf}")
+        log.info("starting managed target %s (%s %s) on port %s", self.spec.name, b.server_id, b.version,
+                 self.spec.port)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.DEVNULL, start_new_session=True, env=b.env())
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise TargetUnavailable(f"mariadbd exited with {proc.returncode}: {self.error_tail()}")
+                raise TargetUnavailable(f"{b.server_binary} exited with {proc.returncode}: {self.error_tail()}")
             if self._ping():
                 return
             time.sleep(0.2)
-        raise TargetUnavailable(f"mariadbd did not answer within {START_TIMEOUT_S} s: {self.error_tail()}")
+        raise TargetUnavailable(f"{b.server_binary} did not answer within {START_TIMEOUT_S} s: {self.error_tail()}")
 
     def stop(self) -> None:
         pid = self.pid()
@@ -196,14 +288,14 @@ class ManagedServer:
             with conn.cursor() as cur:
                 cur.execute("SHUTDOWN")
             conn.close()
-        except Exception:  # not answering: fall back to the signal mariadbd handles as shutdown
+        except Exception:  # not answering: fall back to the signal the server handles as shutdown
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while time.monotonic() < deadline:
             if not _alive(pid):
                 return
             time.sleep(0.2)
-        raise TargetUnavailable(f"mariadbd (pid {pid}) did not stop within {STOP_TIMEOUT_S} s")
+        raise TargetUnavailable(f"the server (pid {pid}) did not stop within {STOP_TIMEOUT_S} s")
 
     def restart(self, overrides: dict[str, Any] | None = None, holder: str | None = None) -> None:
         self._refuse_if_held(holder)
@@ -217,9 +309,10 @@ class ManagedServer:
         conn = self.admin_connect()
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT @@version, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                            "WHERE VARIABLE_NAME = 'UPTIME'")
-                version, uptime = cur.fetchone()
+                cur.execute("SELECT @@version")
+                version = cur.fetchone()[0]
+                cur.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")  # MySQL has no information_schema.GLOBAL_STATUS
+                uptime = cur.fetchone()[1]
         finally:
             conn.close()
         return {"name": self.spec.name, "port": self.spec.port, "version": version,

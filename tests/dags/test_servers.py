@@ -1,0 +1,97 @@
+"""Catalog servers as real managed targets: MySQL 9.7 fetched from Debian's archive (sid) beside the
+system's MariaDB 10.11, a TPC-H study on each through dag.test(), knobs read back on each."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mysqlbench.results.store import ResultsStore, samples
+
+from conftest import MYSQL_CONN, TEST_CONN
+
+SF = 0.01
+BASE = {"scale_factor": SF, "schema": "tpch_servers", "seed": 5}
+
+
+@pytest.fixture(scope="module")
+def bag(airflow_db, target, mysql_target):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+
+    for conn_id in (TEST_CONN, MYSQL_CONN):
+        Pool.create_or_update_pool(f"target_{conn_id}", slots=1, description="tests", include_deferred=False)
+    return DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+
+
+def run(bag, dag_id, **conf):
+    return bag.get_dag(dag_id).test(run_conf={**BASE, **conf})
+
+
+def point_rows(run_):
+    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+
+
+def test_a_second_fetch_is_instant_and_the_exact_version_is_recorded(mysql_managed):
+    from mysqlbench import servers
+
+    again = servers.fetch("mysql-9.7")
+    assert again["fetched"] is False and again["note"].startswith("cached")
+    record = servers.installed("mysql-9.7")
+    assert record["package_version"].startswith("9.") and record["version"].startswith("9.")
+    assert all(len(p["sha256"]) == 64 for p in record["packages"].values())
+    b = servers.binaries("mysql-9.7")
+    reported = subprocess.run(b.command("mysqld", "--version"), capture_output=True, text=True, env=b.env()).stdout
+    assert f"Ver {record['version']}" in reported
+    assert b.loader is not None and str(b.loader).startswith(record["root"])  # sid's own C runtime
+
+
+def test_the_bka_study_runs_on_mysql_with_restarts_and_cold_cache(bag):
+    """Restart with a point's settings, cold cache and knob read-back, as on MariaDB: BKA is
+    `batched_key_access=on` on MySQL, and the seed's direction (fewer physical reads) is checked."""
+    result = run(bag, "tpch_bka_study", target_conn_id=MYSQL_CONN, repetitions=2)
+    assert str(result.state) == "success"
+    rows = point_rows(result)
+    assert {(r["server_flavor"], r["server_version"][:2]) for r in rows} == {("mysql", "9.")}
+    from mysqlbench.studies.report import report_dir
+
+    summary = json.loads((report_dir(result.dag_id, result.run_id) / "summary.json").read_text())
+    assert summary["valid"]
+    cold = [f for f in summary["findings"] if f.startswith("bka on vs off, cold cache")]
+    assert cold and "fewer physical reads" in cold[0], summary["findings"]
+
+
+@pytest.mark.parametrize("conn_id,flavor", [(TEST_CONN, "mariadb"), (MYSQL_CONN, "mysql")])
+def test_tpch_answers_match_the_oracle_on_each_server(bag, conn_id, flavor):
+    result = run(bag, "tpch_power", target_conn_id=conn_id, queries=["q01", "q03", "q06", "q13"])
+    assert str(result.state) == "success"
+    rows = point_rows(result)
+    assert {r["server_flavor"] for r in rows} == {flavor}
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.workloads.tpch.workload import TpchWorkload
+
+    frame = execution_frame(rows, TpchWorkload.primary)
+    assert sorted(frame["subject"]) == ["q01", "q03", "q06", "q13"] and (frame["oracle"] == "match").all()
+
+
+def test_buffer_pool_instances_applies_on_mysql_and_is_not_applicable_on_mariadb(bag):
+    """With a 1 GB buffer pool MySQL takes 8 instances (read back after the restart); MariaDB
+    10.11 has one instance, so the knob is reported not applicable with the reason."""
+    conf = {"queries": ["q06"], "settings": {"buffer_pool_size": "1G"}, "matrix": {"buffer_pool_instances": [1, 8]},
+            "cache": ["warm"], "repetitions": 1}
+    on_mysql = run(bag, "tpch_power", target_conn_id=MYSQL_CONN, **conf)
+    assert str(on_mysql.state) == "success"
+    store = ResultsStore()
+    from mysqlbench.results.store import server_snapshots
+
+    snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in store.rows(server_snapshots)}
+    measured = [r for r in point_rows(on_mysql) if r["metric"] == "client_seconds" and r["status"] == "ok"]
+    assert {snapshots[r["variables_hash"]]["innodb_buffer_pool_instances"] for r in measured} == {"1", "8"}
+
+    on_mariadb = run(bag, "tpch_power", target_conn_id=TEST_CONN, **conf)
+    assert str(on_mariadb.state) == "failed"  # nothing could be measured: INVALID, not silently green
+    skipped = [r for r in point_rows(on_mariadb) if r["status"] == "not_applicable"]
+    assert skipped and all("removed in MariaDB 10.6" in json.loads(r["metadata"])["why"] for r in skipped)

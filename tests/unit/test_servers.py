@@ -1,0 +1,48 @@
+"""The server catalog: entries validated with their id and field named, versions parsed."""
+
+import datetime as dt
+
+import pytest
+
+from mysqlbench import servers
+from mysqlbench.errors import InvalidInput
+
+
+def test_the_catalog_has_the_checked_servers_with_release_dates():
+    catalog = servers.catalog()
+    assert {"mariadb-10.5", "mariadb-10.11", "mariadb-11.8", "mysql-9.7", "mysql-8.4", "mysql-8.0"} <= set(catalog)
+    for entry in catalog.values():
+        assert isinstance(entry.released, dt.date) and entry.flavor in ("mariadb", "mysql")
+        if entry.source == "debian":
+            assert entry.archives and entry.packages
+    assert catalog["mysql-9.7"].runtime == "suite" and catalog["mysql-9.7"].accept == "9.*"
+    assert catalog["mariadb-10.5"].runtime == "listed"  # beside Debian 12's own C runtime
+
+
+def test_an_unknown_server_names_the_catalog():
+    with pytest.raises(InvalidInput, match="unknown server 'mysql-5.5'; the catalog .* has: mariadb-10.5"):
+        servers.get("mysql-5.5")
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"flavor": "oracle"}, "flavor must be one of"),
+    ({"source": "ftp"}, "source must be one of"),
+    ({"released": "last year"}, "released must be a date"),
+    ({"archives": [{"uri": "http://x.org/debian; rm -rf /", "suite": "sid"}]}, "not a plain http"),
+    ({"packages": ["mysql-server-core --allow-unauthenticated"]}, "not a Debian package name"),
+    ({"archives": []}, "needs archives and packages"),
+    ({"runtime": "static"}, "runtime must be listed or suite"),
+])
+def test_a_broken_entry_names_its_id_and_field(entry, message):
+    good = {"flavor": "mysql", "line": "9.7", "released": dt.date(2026, 4, 21), "source": "debian",
+            "archives": [{"uri": "http://deb.debian.org/debian", "suite": "sid"}], "packages": ["mysql-server-core"],
+            "runtime": "suite", "accept": "9.*"}
+    with pytest.raises(InvalidInput, match=f"servers.yaml: mysql-x: .*{message}"):
+        servers._entry("mysql-x", {**good, **entry})
+
+
+@pytest.mark.parametrize(("package_version", "upstream"), [
+    ("9.7.4-2", "9.7.4"), ("1:10.11.14-0+deb12u2", "10.11.14"), ("1:10.5.29-0+deb11u1", "10.5.29"),
+    ("1:11.8.3-1", "11.8.3")])
+def test_upstream_versions_from_debian_versions(package_version, upstream):
+    assert servers._upstream(package_version) == upstream
