@@ -365,7 +365,8 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting], jo
 
     Session settings are allowed on any target; a global one needs a marked benchmark target and a
     restore journal (:mod:`mysqlbench.targets.journal`), which records the value found before the
-    ``SET GLOBAL`` is sent, so the target can always be put back. A
+    ``SET GLOBAL`` is sent, so the target can always be put back (``target`` None: session settings
+    only). A
     variable that needs a restart raises :class:`NotApplicable` here: restarting is the target
     control's job (a managed target restarts with the globals in its my.cnf). A value the server
     silently shrinks (a cap, a maximum) raises too, so no run is recorded with a setting it did
@@ -373,9 +374,12 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting], jo
     """
     applied = []
     for setting in settings:
-        info = describe_variable(conn, server, setting.variable, may_probe_global=target.benchmark_target)
+        info = describe_variable(conn, server, setting.variable,
+                                 may_probe_global=target is not None and target.benchmark_target)
         scope = "session" if setting.scope == "session" and info.has_session else "global"
         if scope == "global":
+            if target is None:
+                raise MysqlbenchError(f"SET GLOBAL {setting.variable} needs a target that can be checked")
             target.require_benchmark_target(f"SET GLOBAL {setting.variable}")
             if info.dynamic is False:
                 raise NotApplicable(f"{setting.variable} needs a server restart on {server.label}")

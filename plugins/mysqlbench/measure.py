@@ -82,8 +82,77 @@ def plan_structure_hash(plan: Any) -> str:
     return hashlib.sha256(json.dumps(shape(plan), sort_keys=True).encode()).hexdigest()[:16]
 
 
+# Access methods and join strategies in one vocabulary, from MariaDB's and MySQL's EXPLAIN
+# FORMAT=JSON (MySQL 8.0's version 1 and 8.3+'s version 2, the default on 9.x).
+_ACCESS = {"ALL": "scan", "index": "index_scan", "range": "range", "ref": "ref", "ref_or_null": "ref",
+           "eq_ref": "eq_ref", "const": "const", "system": "const", "index_merge": "index_merge",
+           "fulltext": "fulltext", "hash": "hash",
+           "table": "scan", "full_index_scan": "index_scan", "index_range_scan": "range", "index_lookup": "ref",
+           "single_row_index_lookup": "eq_ref", "multi_range_read": "ref", "constant_row": "const",
+           "index_merge_scan": "index_merge", "full_text_search": "fulltext"}
+_JOIN = {"BKA": "bka", "BKAH": "bka", "BNL": "bnl", "BNLH": "hash", "Batched Key Access": "bka",
+         "Batched Key Access (unique)": "bka", "Block Nested Loop": "bnl", "hash join": "hash",
+         "batch_key_access": "bka", "hash": "hash", "nested_loop": None}
+
+
+def plan_accesses(plan: Any) -> list[dict[str, Any]]:
+    """Each table access of a plan, in join order, whatever the server's JSON format: table,
+    access (one vocabulary), key, MRR (outside BKA, which implies it), join strategy."""
+    out: list[dict[str, Any]] = []
+
+    def add(table: str, access: str | None, key: str | None, mrr: bool, join: str | None) -> None:
+        if not table or table.startswith("<"):
+            return  # temporary and derived tables are the plan's own, not an access to data
+        out.append({"table": table.lower(), "access": _ACCESS.get(str(access), str(access)),
+                    "key": key.lower() if key else None, "mrr": bool(mrr) and join != "bka", "join": join})
+
+    def v1(node: Any) -> None:  # MariaDB, and MySQL's version 1
+        if isinstance(node, dict):
+            table = node.get("table")
+            if isinstance(table, dict) and "table_name" in table:
+                join = _JOIN.get(node.get("join_type")) or _JOIN.get(table.get("using_join_buffer"))
+                add(table["table_name"], table.get("access_type"), table.get("key"),
+                    bool(table.get("mrr_type") or table.get("using_MRR")), join)
+            for value in node.values():
+                v1(value)
+        elif isinstance(node, list):
+            for value in node:
+                v1(value)
+
+    def v2(node: dict[str, Any], join: str | None) -> None:  # MySQL 8.3+: an iterator tree
+        if "table_name" in node:
+            access = node.get("index_access_type") if node.get("access_type") == "index" else node.get("access_type")
+            add(node["table_name"], access, node.get("index_name"),
+                node.get("index_access_type") == "multi_range_read", join)
+        inputs = node.get("inputs") or []
+        if node.get("access_type") == "join":
+            algorithm = _JOIN.get(node.get("join_algorithm"))
+            for i, child in enumerate(inputs):
+                v2(child, None if i == 0 else algorithm)  # the inner inputs are what the join strategy reads
+        else:
+            for child in inputs:
+                v2(child, join)
+
+    if isinstance(plan, dict) and isinstance(plan.get("query_plan"), dict):
+        v2(plan["query_plan"], None)
+    else:
+        v1(plan)
+    return out
+
+
+def comparable_plan_hash(plan: Any) -> str:
+    """Hash of the join order and each access (table, method, key, MRR, join strategy) in one
+    vocabulary: the same plan on MariaDB and MySQL hashes the same, whatever their JSON looks like."""
+    lines = [f"{a['table']} {a['access']} {a['key']} {a['mrr']} {a['join']}" for a in plan_accesses(plan)]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
 def plan_outline(plan: Any) -> list[str]:
     """One line per table access: table, access type, key, and the MRR/join-buffer strategy."""
+    if isinstance(plan, dict) and isinstance(plan.get("query_plan"), dict):  # MySQL's version 2
+        return [" ".join([a["table"], a["access"]] + ([f"key={a['key']}"] if a["key"] else [])
+                         + (["mrr"] if a["mrr"] else []) + ([f"join={a['join']}"] if a["join"] else []))
+                for a in plan_accesses(plan)]
     lines: list[str] = []
 
     def walk(node: Any) -> None:

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -149,6 +150,26 @@ class Binaries:
         if self.loader is not None:
             return [str(self.loader), "--library-path", ":".join(map(str, self.library_path)), binary, *args]
         return [binary, *args]
+
+    def install_db(self, *args: str) -> list[str]:
+        """argv of MariaDB's mariadb-install-db (a shell script) with ``--basedir``. A server on its
+        suite's own C runtime gets a shim basedir whose binaries run through that loader, since
+        the script calls my_print_defaults, resolveip and mariadbd by path."""
+        script = self.path("mariadb-install-db")
+        if self.loader is None:
+            return [script, *args] + ([f"--basedir={self.basedir}"] if self.basedir is not None else [])
+        shim = self.basedir.parent.with_name(self.basedir.parent.name + ".shim")
+        for sub, name in (("bin", "my_print_defaults"), ("bin", "resolveip"), ("sbin", "mariadbd")):
+            wrapper = shim / sub / name
+            wrapper.parent.mkdir(parents=True, exist_ok=True)
+            wrapper.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(part) for part in self.command(name))
+                               + ' "$@"\n')
+            wrapper.chmod(0o755)
+        for sub in ("share", "lib"):
+            link = shim / sub
+            if not link.is_symlink():
+                link.symlink_to(self.basedir / sub)
+        return ["/bin/sh", script, *args, f"--basedir={shim}"]
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -28,7 +28,13 @@ def bag(airflow_db, target, mysql_target):
 
 
 def run(bag, dag_id, **conf):
-    return bag.get_dag(dag_id).test(run_conf={**BASE, **conf})
+    """A run on a freshly parsed DAG, as each run gets in a deployment: in one process, a DAG
+    object that dag.test() ran keeps the last conf's values as its params' defaults (a previous
+    test's `variables` turned up in the next run's spec)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    dag = DagBag(dag_folder=bag.dag_folder).get_dag(dag_id)
+    return dag.test(run_conf={**BASE, **conf})
 
 
 def point_rows(run_):
@@ -95,3 +101,39 @@ def test_buffer_pool_instances_applies_on_mysql_and_is_not_applicable_on_mariadb
     assert str(on_mariadb.state) == "failed"  # nothing could be measured: INVALID, not silently green
     skipped = [r for r in point_rows(on_mariadb) if r["status"] == "not_applicable"]
     assert skipped and all("removed in MariaDB 10.6" in json.loads(r["metadata"])["why"] for r in skipped)
+
+
+def test_one_study_across_two_servers_compares_them_side_by_side(bag):
+    """`targets` maps the same study over MariaDB 10.11 and MySQL 9.7 in one run: points carry
+    their server, never measure at once, and the report puts the servers side by side (primary
+    metric with ratios, counters absent where a server lacks them, comparable plan hashes)."""
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.studies.report import report_dir
+    from mysqlbench.workloads.tpch.workload import TpchWorkload
+
+    result = run(bag, "tpch_bka_study", target_conn_id=TEST_CONN, targets=[TEST_CONN, MYSQL_CONN], repetitions=1,
+                 cache=["cold"])
+    assert str(result.state) == "success"
+    rows = point_rows(result)
+    frame = execution_frame(rows, TpchWorkload.primary)
+    assert set(zip(frame["target"], frame["server"].str.split().str[0], strict=True)) == {
+        (TEST_CONN, "mariadb"), (MYSQL_CONN, "mysql")}
+    assert all(p.startswith("target=") for p in frame["point"])
+    windows = sorted({(json.loads(r["metadata"])["window"]["start"], json.loads(r["metadata"])["window"]["end"])
+                      for r in rows if r["kind"] == "metric" and json.loads(r["metadata"]).get("window")})
+    assert all(a[1] <= b[0] for a, b in zip(windows, windows[1:], strict=False))  # one server measuring at a time
+
+    summary = json.loads((report_dir(result.dag_id, result.run_id) / "summary.json").read_text())
+    servers = summary["servers"]["servers"]
+    assert len(servers) == 2 and servers[0].startswith("mariadb 10.11") and servers[1].startswith("mysql 9.")
+    ratio = f"{servers[1]} / {servers[0]}"
+    primary = summary["servers"]["primary"]
+    assert primary and all(r[ratio] and r[ratio] > 0 for r in primary)
+    rows_read = summary["servers"]["counters"]["Innodb_rows_read"]
+    assert all(r[servers[0]] is None and r[servers[1]] is not None for r in rows_read)  # absent on MariaDB 10.11
+    plans = summary["servers"]["plans"]
+    assert plans and all(r[servers[0]] and r[servers[1]] for r in plans)
+    sentences = summary["findings"]
+    assert any("on mariadb 10.11" in s for s in sentences) and any("on mysql 9." in s for s in sentences), sentences
+    html = (report_dir(result.dag_id, result.run_id) / "index.html").read_text()
+    assert "Servers side by side" in html

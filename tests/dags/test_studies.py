@@ -32,7 +32,13 @@ def bag(airflow_db, target):
 
 
 def run(bag, dag_id, **conf):
-    return bag.get_dag(dag_id).test(run_conf={**BASE, **conf})
+    """A run on a freshly parsed DAG, as each run gets in a deployment: in one process, a DAG
+    object that dag.test() ran keeps the last conf's values as its params' defaults (a previous
+    test's `variables` turned up in the next run's spec)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    dag = DagBag(dag_folder=bag.dag_folder).get_dag(dag_id)
+    return dag.test(run_conf={**BASE, **conf})
 
 
 def rows(run_, table=samples, **where):

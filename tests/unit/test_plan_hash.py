@@ -43,3 +43,28 @@ def test_outline_names_bka():
     captured = json.loads((Path(__file__).parents[1] / "data" / "q03_bka_plan_bka_on.json").read_text())
     outline = plan_outline(captured["plan"])
     assert any(line.startswith("lineitem ref key=L_ORDERKEY") and "join=BKA" in line for line in outline), outline
+
+
+MYSQL = json.loads((Path(__file__).parents[1] / "data" / "q03_bka_plans_mysql_9_7.json").read_text())
+
+
+def test_mysql_9_json_version_2_has_an_outline():
+    """MySQL 9.x answers EXPLAIN FORMAT=JSON with schema version 2 (an iterator tree): the outline
+    reads it (it was empty before), the BKA join's inner tables marked."""
+    from mysqlbench.measure import plan_outline
+
+    assert MYSQL["bka_on"]["json_schema_version"] == "2.0"
+    assert plan_outline(MYSQL["bka_on"]) == ["customer scan", "orders ref key=i_o_custkey join=bka",
+                                             "lineitem ref key=l_orderkey join=bka"]
+    assert plan_outline(MYSQL["bka_off"]) == ["customer scan", "orders ref key=i_o_custkey", "lineitem ref key=l_orderkey"]
+
+
+def test_the_same_plan_hashes_the_same_on_mariadb_and_mysql():
+    """Captured Q3 with BKA on MariaDB 10.11 (SF 0.1) and MySQL 9.7 (SF 0.01): different JSON,
+    same join order and accesses, one comparable hash; BKA off differs."""
+    from mysqlbench.measure import comparable_plan_hash
+
+    mariadb = json.loads((Path(__file__).parents[1] / "data" / "q03_bka_plan_bka_on.json").read_text())["plan"]
+    assert comparable_plan_hash(mariadb) == comparable_plan_hash(MYSQL["bka_on"])
+    assert comparable_plan_hash(MYSQL["bka_off"]) != comparable_plan_hash(MYSQL["bka_on"])
+    assert plan_structure_hash(mariadb) != plan_structure_hash(MYSQL["bka_on"])  # the raw shapes differ

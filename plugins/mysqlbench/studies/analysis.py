@@ -28,7 +28,8 @@ def execution_frame(sample_rows: list[dict[str, Any]], primary: Metric) -> pd.Da
     metric), every metric, counter and gauge as a column (NaN where absent), and the evidence
     validation needs (checksum, oracle verdict, warm, swept knobs)."""
     rows = [r for r in sample_rows if r.get("point") is not None and r.get("subject") is not None]
-    columns = KEY + ["cache", "status", "primary", "order", "swept", "warm", "checksum", "oracle", "why"]
+    columns = KEY + ["cache", "status", "primary", "order", "swept", "warm", "checksum", "oracle", "why", "target",
+                     "server"]
     if not rows:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(rows)
@@ -48,6 +49,10 @@ def execution_frame(sample_rows: list[dict[str, Any]], primary: Metric) -> pd.Da
     out["swept"] = meta.map(lambda m: json.dumps(m.get("swept", {}), sort_keys=True))
     out["warm"] = meta.map(lambda m: (m.get("cache_evidence") or {}).get("warm")).astype("boolean")
     out["why"] = meta.map(lambda m: m.get("why"))
+    out["target"] = meta.map(lambda m: m.get("target"))
+    # the server the execution ran on, as its samples' lineage says (flavor and exact version)
+    out["server"] = (heads["server_flavor"].fillna("?") + " " + heads["server_version"].fillna("?")
+                     .str.extract(r"^(\d+(?:\.\d+)*)", expand=False).fillna("?")) if "server_flavor" in heads else None
     answers = frame[frame["kind"] == SampleKind.ANSWER.value].drop_duplicates(KEY).set_index(KEY)["meta"]
     out["checksum"] = answers.map(lambda m: m.get("checksum")).reindex(out.index)
     out["oracle"] = answers.map(lambda m: m.get("oracle")).reindex(out.index)
@@ -62,7 +67,8 @@ def summaries(frame: pd.DataFrame, counters: tuple[str, ...] = ()) -> pd.DataFra
     if frame.empty:
         return pd.DataFrame()
     groups = frame.groupby(["subject", "point"], sort=True)
-    out = groups.agg(cache=("cache", "first"), swept=("swept", "first"), runs=("status", "size"),
+    out = groups.agg(cache=("cache", "first"), swept=("swept", "first"), target=("target", "first"),
+                     server=("server", "first"), runs=("status", "size"),
                      timeouts=("status", lambda s: int((s == "timeout").sum())),
                      killed=("status", lambda s: int((s == "killed").sum())),
                      not_applicable=("why", lambda s: next((w for w in s if isinstance(w, str)), None)),
@@ -101,6 +107,8 @@ def findings(summary: pd.DataFrame, primary: Metric) -> list[str]:
     the primary metric in words. Whether a change is good follows ``primary.better``."""
     if summary.empty or "median" not in summary:
         return []
+    summary = summary.assign(target=summary["target"].fillna("") if "target" in summary else "",
+                             server=summary["server"].fillna("") if "server" in summary else "")
     swept = summary["swept"].map(json.loads)
     switches = sorted({k for s in swept for k, v in s.items() if _state(v) is not None})
     sentences = []
@@ -110,8 +118,9 @@ def findings(summary: pd.DataFrame, primary: Metric) -> list[str]:
                                                                      sort_keys=True)))
         frame = frame[frame["median"].notna()]
         on, off = frame[frame["state"] == "on"], frame[frame["state"] == "off"]
-        pairs = on.merge(off, on=["subject", "cache", "others"], suffixes=("_on", "_off"))
-        for cache, group in pairs.groupby("cache", sort=True):
+        pairs = on.merge(off, on=["subject", "cache", "others", "target"], suffixes=("_on", "_off"))
+        several = summary["target"].nunique() > 1
+        for (target, cache), group in pairs.groupby(["target", "cache"], sort=True):
             change = (100 * (group["median_on"] - group["median_off"]) / group["median_off"]).median()
             parts = []
             if f"{READS}_on" in group:
@@ -134,6 +143,8 @@ def findings(summary: pd.DataFrame, primary: Metric) -> list[str]:
                 verdict = "better" if change < -0.5 else "worse" if change > 0.5 else None
             unwarmable = bool((group["warm_on"] == False).any() or (group["warm_off"] == False).any())  # noqa: E712
             note = "; the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
-            sentences.append(f"{knob} on vs off, {cache} cache ({len(group)} paired points{note}): " + ", ".join(parts)
+            where = f", on {group['server_on'].iloc[0]} ({target})" if several else ""
+            sentences.append(f"{knob} on vs off, {cache} cache{where} ({len(group)} paired points{note}): "
+                             + ", ".join(parts)
                              + (f" ({verdict})" if verdict else "") + ".")
     return sentences

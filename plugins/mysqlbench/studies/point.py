@@ -72,7 +72,8 @@ class PointRun:
         self.snapshot: tuple[Any, dict[str, str]] | None = None
         self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "after_unit": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
-                     "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"]}
+                     "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"],
+                     "target": target.conn_id}
         self._window: MeasuredWindow | None = None
         self._abort_reason: str | None = None
         self._current: tuple[str, int] | None = None  # the unit and repetition being measured

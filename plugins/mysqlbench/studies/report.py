@@ -14,6 +14,7 @@ import pandas as pd
 
 from mysqlbench import paths
 from mysqlbench.studies.analysis import findings, summaries
+from mysqlbench.studies.compare import as_records, compare
 
 
 def report_dir(dag_id: str, run_id: str) -> Path:
@@ -108,6 +109,17 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                                           columns="cache", values="median", aggfunc="first")
                 tables.append((f"Warm vs cold for {subject} (median {workload.primary.unit})",
                                pivot.to_html(float_format="%.4f", na_rep="-")))
+    comparison = compare(frame, workload.primary, tuple(spec.counters), plans)  # every counter: flavors differ
+    if comparison["primary"] is not None:
+        tables.insert(0, (f"Servers side by side: median {workload.primary.name} ({workload.primary.unit}; "
+                          f"{workload.primary.better.value} is better; ratios to {comparison['servers'][0]})",
+                          comparison["primary"].to_html(float_format="%.4f", na_rep="-")))
+        for counter, table in comparison["counters"].items():
+            tables.insert(1, (f"Servers side by side: {counter} (median delta; absent: the server has no such "
+                              "counter)", table.to_html(float_format="%.0f", na_rep="absent")))
+        if comparison["plans"] is not None:
+            tables.insert(1, ("Servers side by side: plan structure hash per server",
+                              comparison["plans"].to_html(na_rep="-")))
     plan_groups: dict[str, list[str]] = {}
     outlines: dict[str, list[str]] = {}
     for plan in plans:
@@ -120,6 +132,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         "label": workload.label, "primary_metric": workload.primary.__dict__ | {"better": workload.primary.better.value},
         "findings": sentences, "noise_flags": flags, "validation": validation,
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
+        "servers": as_records(comparison),
     }
     (directory / "summary.json").write_text(json.dumps(out, indent=2, default=str))
     esc = html.escape

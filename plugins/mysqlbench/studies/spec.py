@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +47,11 @@ class StudySpec(BaseModel):
         json_schema_extra=_form(DATASET, "Dataset", type="object"))
     target: str = Field(pattern=CONN_ID_PATTERN, description="Airflow connection of the server under test",
                         json_schema_extra=_form(GENERAL, "Target connection", param="target_conn_id"))
+    targets: list[str] = Field(
+        default_factory=list, max_length=8,
+        description="measure the same study on several servers in one run (Airflow connections, e.g. one per "
+                    "catalog server); empty: only the target connection. One point measures at a time per host",
+        json_schema_extra=_form(GENERAL, "Compare servers (connections)"))
     units: list[str] = Field(min_length=1, validation_alias=AliasChoices("units", "queries"),
                              description="what each point measures: queries (TPC-H) or windows (drivers)",
                              json_schema_extra=_form(SWEEP, "Units (queries)"))
@@ -149,6 +155,21 @@ class StudySpec(BaseModel):
         check_raw_variables_against_knobs(value)
         return value
 
+    @field_validator("targets")
+    @classmethod
+    def _targets(cls, value: list[str]) -> list[str]:
+        for conn_id in value:
+            if not re.fullmatch(CONN_ID_PATTERN, conn_id):
+                raise ValueError(f"connection id {conn_id!r} is not allowed (letters, digits, '_', '-', '.')")
+        duplicates = sorted({c for c in value if value.count(c) > 1})
+        if duplicates:
+            raise ValueError(f"listed twice: {duplicates}")
+        return value
+
+    def measured_targets(self) -> list[str]:
+        """The connections this run measures: ``targets``, or the one ``target``."""
+        return list(self.targets) or [self.target]
+
     @field_validator("matrix")
     @classmethod
     def _matrix(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -174,7 +195,7 @@ class StudySpec(BaseModel):
         fixed = swept & set(self.settings)
         if fixed:
             raise ValueError(f"knobs both fixed in settings and swept in the matrix: {sorted(fixed)}")
-        size = len(self.cache)
+        size = len(self.cache) * len(self.measured_targets())
         for options in self.matrix.values():
             size *= len(options)
         if size > MAX_POINTS:
@@ -186,8 +207,9 @@ class StudySpec(BaseModel):
         return self
 
     def points(self) -> list[dict[str, Any]]:
-        """The sweep: cross product of the matrix dimensions and cache modes, in a random order
-        whose seed is recorded with every point."""
+        """The sweep: cross product of the matrix dimensions, cache modes and targets, in a random
+        order whose seed is recorded with every point (servers interleave, so neither always runs
+        first)."""
         dims = list(self.matrix.items())
         combos = itertools.product(*[opts for _, opts in dims]) if dims else [()]
         points = []
@@ -196,9 +218,12 @@ class StudySpec(BaseModel):
             for (dimension, _), option in zip(dims, combo, strict=True):
                 swept.update(_as_knobs(dimension, option))
             for cache in self.cache:
-                label = " ".join([*(f"{k}={_show(v)}" for k, v in swept.items()), f"cache={cache}"])
-                points.append({"label": label, "swept": swept, "knobs": {**self.settings, **swept},
-                               "cache": cache})
+                for target in self.measured_targets():
+                    # a point's label says its server only when the run compares servers
+                    server = [f"target={target}"] if self.targets else []
+                    label = " ".join([*server, *(f"{k}={_show(v)}" for k, v in swept.items()), f"cache={cache}"])
+                    points.append({"label": label, "swept": swept, "knobs": {**self.settings, **swept},
+                                   "cache": cache, "target": target})
         seed = self.seed if self.seed is not None else random.SystemRandom().randrange(2**31)
         random.Random(seed).shuffle(points)
         for order, point in enumerate(points):

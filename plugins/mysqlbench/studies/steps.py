@@ -32,10 +32,12 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     from mysqlbench.targets.managed import ensure_running
 
     spec = merged_spec(study, params)
-    target = TargetConnection.from_airflow(spec.target)
-    ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
-    target.require_benchmark_target(f"run study {spec.study}")
-    log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload, target.conn_id, len(spec.points()))
+    targets = [TargetConnection.from_airflow(conn_id) for conn_id in spec.measured_targets()]  # all exist
+    for target in targets:
+        ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
+        target.require_benchmark_target(f"run study {spec.study}")
+    log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload,
+             ", ".join(t.conn_id for t in targets), len(spec.points()))
     return spec.model_dump(by_alias=True, mode="json")
 
 
@@ -48,8 +50,17 @@ def workload_of(spec: StudySpec) -> StudyWorkload:
 
 
 def ensure_dataset(data: dict[str, Any], recorder: TaskRecorder) -> dict[str, Any]:
+    """The workload's dataset on every target of the run: the same dataset (one id), so servers
+    are compared on the same data."""
     spec = spec_of(data)
-    return workload_of(spec).ensure_dataset(TargetConnection.from_airflow(spec.target), recorder)
+    workload = workload_of(spec)
+    out: dict[str, Any] = {}
+    for conn_id in spec.measured_targets():
+        got = workload.ensure_dataset(TargetConnection.from_airflow(conn_id), recorder)
+        if out and got["dataset_id"] != out["dataset_id"]:
+            raise MysqlbenchError(f"{conn_id} holds dataset {got['dataset_id']}, not {out['dataset_id']}")
+        out = got
+    return out
 
 
 def plan_points(data: dict[str, Any], dataset: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,7 +78,7 @@ def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRec
     from mysqlbench.studies.point import PointRun
 
     spec = spec_of(data)
-    target = TargetConnection.from_airflow(spec.target)
+    target = TargetConnection.from_airflow(point.get("target") or spec.target)
     ti = recorder.context["ti"]
     spool = Spool(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1)
     if spool.exists():  # an earlier try measured, but could not store: store that, do not measure again
@@ -97,13 +108,16 @@ def restore_target(data: dict[str, Any]) -> dict[str, Any]:
     from mysqlbench.targets.lock import exclusive
 
     spec = spec_of(data)
-    target = TargetConnection.from_airflow(spec.target)
-    left = RestoreJournal(target.conn_id).entries()
-    with exclusive(target):
-        pass
-    if left:
-        log.warning("restored %s: %s", target.conn_id, left)
-    return {"restored": left}
+    restored = {}
+    for conn_id in spec.measured_targets():
+        target = TargetConnection.from_airflow(conn_id)
+        left = RestoreJournal(target.conn_id).entries()
+        with exclusive(target):
+            pass
+        if left:
+            log.warning("restored %s: %s", target.conn_id, left)
+            restored[conn_id] = left
+    return {"restored": restored}
 
 
 def _measured_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:
@@ -135,7 +149,7 @@ def validate(data: dict[str, Any], recorder: TaskRecorder, dataset_id: str | Non
 def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: TaskRecorder) -> dict[str, Any]:
     import pandas as pd
 
-    from mysqlbench.measure import plan_outline
+    from mysqlbench.measure import comparable_plan_hash, plan_outline
     from mysqlbench.studies.analysis import execution_frame
     from mysqlbench.studies.report import write_report
 
@@ -147,7 +161,7 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
         if row["kind"] == SampleKind.PLAN.value:
             meta = json.loads(row["metadata"])
             plans.append({"subject": row["subject"], "point": row["point"], "plan_hash": meta["plan_hash"],
-                          "outline": plan_outline(meta["plan"])})
+                          "comparable_hash": comparable_plan_hash(meta["plan"]), "outline": plan_outline(meta["plan"])})
     series = pd.DataFrame([r for r in rows if r["kind"] == SampleKind.SERIES.value],
                           columns=["metric", "point", "subject", "repetition", "unit", "series"])
     first = rows[0] if rows else {}

@@ -163,10 +163,8 @@ class ManagedServer:
             if b.share_dir is not None:
                 cmd.append(f"--lc-messages-dir={b.share_dir}")
         else:
-            cmd = b.command("mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}",
-                            "--auth-root-authentication-method=socket", "--skip-test-db")
-            if b.basedir is not None:
-                cmd.append(f"--basedir={b.basedir}")
+            cmd = b.install_db("--no-defaults", f"--datadir={self.datadir}", "--auth-root-authentication-method=socket",
+                               "--skip-test-db")
         if self.run_as_root:
             self._chown(self.root)
             cmd.append(f"--user={self.spec.os_user}")

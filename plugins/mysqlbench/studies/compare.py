@@ -1,0 +1,80 @@
+"""Servers side by side: the same units at the same settings on several servers, from one study
+run (``targets``) or from runs on different servers. One module, so the study report, the
+regression report and the UI compare the same way.
+
+Input is the execution frame (``analysis.execution_frame``: one row per execution with ``server``
+and ``target``) and the plans recorded per point. Output: per unit and setting, the primary
+metric's median on each server and its ratio to the first server, each counter's median per
+server (absent where the server lacks it, never 0), and per server the plan hash that is comparable
+across flavors (``measure.comparable_plan_hash``: the same join order and accesses hash the same on
+MariaDB's and MySQL's JSON).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from mysqlbench.workloads.base import Metric
+
+_TARGET = re.compile(r"^target=\S+ ?")
+
+
+def setting_of(point: str) -> str:
+    """A point's label without its server: the setting the servers are compared at."""
+    return _TARGET.sub("", point) or "(base)"
+
+
+def server_label(row: Any) -> str:
+    return f"{row['server']} ({row['target']})" if row.get("target") else str(row["server"])
+
+
+def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = (),
+            plans: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Side-by-side tables; ``servers`` lists the servers in the order they are compared (the
+    first is the baseline of the ratios)."""
+    if frame.empty or "server" not in frame:
+        return {"servers": [], "primary": None, "counters": {}, "plans": None}
+    frame = frame.assign(setting=frame["point"].map(setting_of), label=frame.apply(server_label, axis=1))
+    if frame["label"].nunique() < 2:
+        return {"servers": sorted(frame["label"].unique()), "primary": None, "counters": {}, "plans": None}
+    ok = frame[frame["status"] == "ok"]
+    servers = list(dict.fromkeys(frame.sort_values(["server", "target"])["label"]))
+    index = ["subject", "setting"]
+    medians = ok.pivot_table(index=index, columns="label", values="primary", aggfunc="median")
+    medians = medians.reindex(columns=servers)
+    baseline = servers[0]
+    for other in servers[1:]:
+        medians[f"{other} / {baseline}"] = medians[other] / medians[baseline]
+    not_applicable = frame[frame["status"] == "not_applicable"].groupby(index + ["label"])["why"].first()
+    counter_tables = {}
+    for counter in counters:
+        if counter in ok:
+            table = ok.pivot_table(index=index, columns="label", values=counter, aggfunc="median", dropna=False)
+            counter_tables[counter] = table.reindex(columns=servers)  # NaN: absent on that server
+    plan_table = None
+    if plans:
+        label_of = frame.drop_duplicates("point").set_index("point")["label"].to_dict()
+        rows = [{"subject": p["subject"], "setting": setting_of(p["point"]), "label": label_of.get(p["point"]),
+                 "plan_hash": p.get("comparable_hash") or p["plan_hash"]} for p in plans if p["point"] in label_of]
+        if rows:
+            plan_table = pd.DataFrame(rows).pivot_table(index=index, columns="label", values="plan_hash",
+                                                        aggfunc="first").reindex(columns=servers)
+            plan_table["same plan structure"] = plan_table.nunique(axis=1, dropna=True) == 1
+    return {"servers": servers, "primary": medians, "not_applicable": not_applicable, "counters": counter_tables,
+            "plans": plan_table, "better": primary.better.value}
+
+
+def as_records(comparison: dict[str, Any]) -> dict[str, Any]:
+    """The comparison in summary.json's terms (plain lists and numbers; absent as null)."""
+    def records(table: pd.DataFrame | None) -> list[dict[str, Any]]:
+        if table is None:
+            return []
+        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                for row in table.reset_index().to_dict(orient="records")]
+
+    return {"servers": comparison["servers"], "primary": records(comparison.get("primary")),
+            "counters": {k: records(v) for k, v in comparison.get("counters", {}).items()},
+            "plans": records(comparison.get("plans"))}

@@ -1,0 +1,96 @@
+"""Every shipped knob on every Debian catalog server, against the real binaries: MariaDB 10.5
+(bullseye-security, beside Debian 12's C runtime), 10.11 (the system's), 11.8 (trixie, on its own
+C runtime) and MySQL 9.7 (sid). Session knobs are set and read back in a session; global knobs
+are translated and the server asked whether the variable exists and needs a restart; a knob a
+server lacks or ignores is not applicable, with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from mysqlbench import knobs
+from mysqlbench.errors import NotApplicable
+from mysqlbench.targets.connection import server_info
+
+# what each catalog server says "not applicable" to (knob -> words the reason must contain)
+NOT_APPLICABLE = {
+    "mariadb-10.5": {"buffer_pool_instances": "ignored from MariaDB 10.5.1"},
+    "mariadb-10.11": {"buffer_pool_instances": "removed in MariaDB 10.6"},
+    "mariadb-11.8": {"buffer_pool_instances": "removed in MariaDB 10.6"},
+    "mysql-9.7": {},
+}
+VALUES = {"size": "2M", "int": 4, "bool": None}
+PORTS = {"mariadb-10.5": 3387, "mariadb-11.8": 3397}
+
+
+@pytest.fixture(scope="module")
+def servers(managed, mysql_managed):
+    """Each catalog server from Debian's archive, fetched and started (a first fetch in this
+    session's work directory); the session's MariaDB 10.11 and MySQL 9.7 join them."""
+    from mysqlbench import servers as catalog
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    started = {}
+    for server_id, port in PORTS.items():
+        catalog.fetch(server_id)
+        name = "test_" + server_id.replace("-", "_").replace(".", "")
+        spec = ManagedSpec(name=name, conn_id=f"mysqlbench_{name}", port=port, server=server_id,
+                           overrides={"innodb_buffer_pool_size": "128M"})
+        started[server_id] = ManagedServer(spec)
+        started[server_id].start()
+    yield {**started, "mariadb-10.11": managed, "mysql-9.7": mysql_managed}
+    for server in started.values():
+        server.stop()
+
+
+@pytest.mark.parametrize("server_id", sorted(NOT_APPLICABLE))
+def test_every_knob_on_every_catalog_server(servers, server_id):
+    server = servers[server_id]
+    conn = server.admin_connect()
+    try:
+        info = server_info(conn)
+        assert info.flavor == server.flavor and f"{info.version[0]}.{info.version[1]}" == server_id.split("-")[1]
+        refused = {}
+        for knob, spec in knobs.knob_table().items():
+            values = ["ON", "OFF"] if spec["type"] == "bool" else [VALUES[spec["type"]]]
+            for value in values:
+                try:
+                    settings = knobs.translate({knob: value}, info)
+                except NotApplicable as exc:
+                    refused[knob] = str(exc)
+                    continue
+                for setting in settings:
+                    described = knobs.describe_variable(conn, info, setting.variable, may_probe_global=True)
+                    if spec["scope"] == "session":
+                        assert described.has_session, (knob, setting)
+                        # apply_settings reads the value back and raises when the server did not take it
+                        (applied,) = knobs.apply_settings(conn, None, info, [setting])
+                        if "=" in str(setting.value):  # a flag of optimizer_switch / optimizer_join_cache...
+                            in_force = set(str(applied.effective).split(","))
+                            assert set(str(setting.value).split(",")) <= in_force, applied
+                        else:
+                            assert knobs.same_value(applied.requested, applied.effective) or setting.at_least, applied
+                    else:
+                        assert described.has_global and described.dynamic is not None, (knob, described)
+        assert {k: v for k, v in refused.items()} .keys() == NOT_APPLICABLE[server_id].keys(), refused
+        for knob, words in NOT_APPLICABLE[server_id].items():
+            assert words in refused[knob] and info.label in refused[knob], refused[knob]
+    finally:
+        conn.close()
+
+
+def test_redo_log_size_is_the_variable_each_version_has(servers):
+    """MariaDB: innodb_log_file_size (dynamic from 10.9, restart before); MySQL 8.0.30+:
+    innodb_redo_log_capacity (dynamic)."""
+    seen = {}
+    for server_id, server in servers.items():
+        conn = server.admin_connect()
+        try:
+            info = server_info(conn)
+            (setting,) = knobs.translate({"redo_log_size": "256M"}, info)
+            seen[server_id] = (setting.variable,
+                               knobs.describe_variable(conn, info, setting.variable, may_probe_global=True).dynamic)
+        finally:
+            conn.close()
+    assert seen == {"mariadb-10.5": ("innodb_log_file_size", False), "mariadb-10.11": ("innodb_log_file_size", True),
+                    "mariadb-11.8": ("innodb_log_file_size", True), "mysql-9.7": ("innodb_redo_log_capacity", True)}
