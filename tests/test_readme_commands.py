@@ -35,6 +35,7 @@ COVERED = {
     "bin/airflow dags test tpch_bka_study --conf '{\"scale_factor\": 1, \"cache\": [\"cold\"], \"repetitions\": 3}'":
         "test_cli_commands (SF 0.01)",
     "bin/mysqlbench results --dag-id tpch_load": "test_cli_commands",
+    "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 2}'": "test_cli_commands (1 warehouse)",
     "bin/mysqlbench lint": "test_cli_commands",
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
     "make bench": "test_make_bench_short",
@@ -117,6 +118,9 @@ def test_cli_commands(clone):
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_bka_study").stdout)
     assert [v["success"] for v in results["validations"]] == [True]
     assert "study spec(s) valid" in run(clone, "bin/mysqlbench lint").stderr
+    run(clone, "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 1}'")
+    results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpcc_load").stdout)
+    assert [v["success"] for v in results["validations"]] == [True]
 
 
 def test_make_bench_short(clone):

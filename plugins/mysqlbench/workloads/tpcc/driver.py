@@ -1,0 +1,349 @@
+"""Our TPC-C-derived driver: N terminals, each a thread with its own connection, calling the five
+transactions as stored procedures (``include/sql/tpcc/procedures/``), so each transaction is one
+round trip and the server does the work it would do for any client. The client's part per
+transaction is drawing its inputs (NURand keys, items, remote warehouses) and timing the call.
+
+Every completed call is recorded with its type, its end time and latency and how it ended
+(``ok``, ``rollback`` for the 1% New-Orders the specification rolls back, ``error``); a deadlock
+or lock wait timeout is retried (up to :data:`MAX_RETRIES` times) and the retries are counted. The
+results keep only calls that ended inside the measure window, after the rampup.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mysqlbench.errors import InvalidInput, MysqlbenchError
+from mysqlbench.workloads.tpcc import generate as population
+
+log = logging.getLogger(__name__)
+
+TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+STANDARD_MIX = {"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+# clause 5.2.5.7 (keying time, seconds) and 5.2.5.4 (mean think time, seconds)
+KEYING_S = {"new_order": 18, "payment": 3, "order_status": 2, "delivery": 2, "stock_level": 2}
+THINK_MEAN_S = {"new_order": 12, "payment": 12, "order_status": 10, "delivery": 5, "stock_level": 5}
+RETRYABLE = {1213, 1205}   # deadlock, lock wait timeout
+ROLLBACK_ERRNO = 1644      # SIGNAL from tpcc_new_order: the intended rollback
+MAX_RETRIES = 3
+PROCEDURES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+
+def check_mix(mix: dict[str, float]) -> dict[str, float]:
+    unknown = sorted(set(mix) - set(TRANSACTIONS))
+    if unknown:
+        raise InvalidInput(f"unknown transaction(s) in the mix: {unknown}; known: {list(TRANSACTIONS)}")
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 for v in mix.values()):
+        raise InvalidInput(f"mix weights must be non-negative numbers: {mix}")
+    total = sum(mix.values())
+    if abs(total - 100) > 1e-9:
+        raise InvalidInput(f"the mix must sum to 100 (percent), not {total:g}: {mix}")
+    return {t: float(mix.get(t, 0)) for t in TRANSACTIONS}
+
+
+def c_run(c_load: int, rng: random.Random) -> int:
+    """The run's C for NURand(255, ...): |C_run - C_load| in 65..119, not 96 or 112 (2.1.6.1)."""
+    while True:
+        value = rng.randrange(256)
+        delta = abs(value - c_load)
+        if 65 <= delta <= 119 and delta not in (96, 112):
+            return value
+
+
+@dataclass(frozen=True)
+class Constants:
+    c_last: int      # NURand(255, 0, 999)
+    c_id: int        # NURand(1023, 1, 3000)
+    ol_i_id: int     # NURand(8191, 1, 100000)
+
+    @classmethod
+    def for_run(cls, c_load: int, seed: int | None) -> "Constants":
+        rng = random.Random(seed)
+        return cls(c_run(c_load, rng), rng.randrange(1024), rng.randrange(8192))
+
+
+def nurand(rng: random.Random, a: int, x: int, y: int, c: int) -> int:
+    return (((rng.randint(0, a) | rng.randint(x, y)) + c) % (y - x + 1)) + x
+
+
+@dataclass
+class DriverConfig:
+    warehouses: int
+    connections: int
+    rampup_s: float
+    measure_s: float
+    interval_s: float = 10.0
+    mix: dict[str, float] = field(default_factory=lambda: dict(STANDARD_MIX))
+    think_time: bool = False
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.connections < 1:
+            raise InvalidInput(f"connections must be at least 1, not {self.connections}")
+        if self.measure_s <= 0 or self.rampup_s < 0 or self.interval_s <= 0:
+            raise InvalidInput("measure_s and interval_s must be positive and rampup_s not negative")
+        self.mix = check_mix(self.mix)
+
+
+class Inputs:
+    """One terminal's input generator (clause 2.x.1): home warehouse fixed, everything else drawn."""
+
+    def __init__(self, home: int, warehouses: int, constants: Constants, rng: random.Random):
+        self.home, self.warehouses, self.k, self.rng = home, warehouses, constants, rng
+
+    def _other_warehouse(self) -> int:
+        other = self.rng.randint(1, self.warehouses - 1)
+        return other + 1 if other >= self.home else other
+
+    def _customer(self) -> tuple[int, str]:
+        """By last name 60% of the time (id 0 tells the procedure to look the name up)."""
+        if self.rng.random() < 0.60:
+            return 0, population.last_name(nurand(self.rng, 255, 0, 999, self.k.c_last))
+        return nurand(self.rng, 1023, 1, population.CUSTOMERS, self.k.c_id), ""
+
+    def new_order(self) -> tuple[Any, ...]:
+        rng = self.rng
+        count = rng.randint(5, 15)
+        rollback = rng.random() < 0.01
+        lines = []
+        for n in range(count):
+            item = nurand(rng, 8191, 1, population.ITEMS, self.k.ol_i_id)
+            if rollback and n == count - 1:
+                item = population.ITEMS + 1  # unused: the transaction rolls back there
+            supply = self.home if self.warehouses == 1 or rng.random() >= 0.01 else self._other_warehouse()
+            lines.append((supply, item, rng.randint(1, 10)))
+        if not rollback:  # one lock order for all terminals: no deadlocks on stock
+            lines.sort()
+        all_local = int(all(s == self.home for s, _, _ in lines))
+        return (self.home, rng.randint(1, 10), nurand(rng, 1023, 1, population.CUSTOMERS, self.k.c_id), count,
+                ",".join(str(i) for _, i, _ in lines), ",".join(str(s) for s, _, _ in lines),
+                ",".join(str(q) for _, _, q in lines), all_local)
+
+    def payment(self) -> tuple[Any, ...]:
+        rng = self.rng
+        d_id = rng.randint(1, 10)
+        if self.warehouses == 1 or rng.random() >= 0.15:
+            c_w_id, c_d_id = self.home, d_id
+        else:
+            c_w_id, c_d_id = self._other_warehouse(), rng.randint(1, 10)
+        c_id, c_last = self._customer()
+        return (self.home, d_id, c_w_id, c_d_id, c_id, c_last, rng.randint(100, 500_000) / 100)
+
+    def order_status(self) -> tuple[Any, ...]:
+        c_id, c_last = self._customer()
+        return (self.home, self.rng.randint(1, 10), c_id, c_last)
+
+    def delivery(self) -> tuple[Any, ...]:
+        return (self.home, self.rng.randint(1, 10))
+
+    def stock_level(self) -> tuple[Any, ...]:
+        return (self.home, self.rng.randint(1, 10), self.rng.randint(10, 20))
+
+
+CALLS = {
+    "new_order": "CALL tpcc_new_order(%s, %s, %s, %s, %s, %s, %s, %s)",
+    "payment": "CALL tpcc_payment(%s, %s, %s, %s, %s, %s, %s)",
+    "order_status": "CALL tpcc_order_status(%s, %s, %s, %s)",
+    "delivery": "CALL tpcc_delivery(%s, %s)",
+    "stock_level": "CALL tpcc_stock_level(%s, %s, %s)",
+}
+
+
+@dataclass
+class Record:
+    """Calls of one terminal, column-wise (cheap to append, cheap to merge)."""
+
+    kind: list[int] = field(default_factory=list)
+    end: list[float] = field(default_factory=list)      # seconds since the driver started
+    latency: list[float] = field(default_factory=list)  # seconds
+    status: list[int] = field(default_factory=list)     # 0 ok, 1 rollback, 2 error
+    retries: list[int] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+class Driver:
+    """Runs ``config`` against ``connect()`` (a callable opening a connection in the schema)."""
+
+    def __init__(self, config: DriverConfig, connect, c_load: int):
+        self.config = config
+        self.connect = connect
+        self.constants = Constants.for_run(c_load, config.seed)
+        self.records: list[Record] = []
+        self.connection_ids: list[int] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._failures: list[BaseException] = []
+        self.started: float | None = None
+        self._ready = threading.Barrier(config.connections + 1)
+        self._go = threading.Event()
+
+    def start(self) -> None:
+        """Connect every terminal, then let them all go at once."""
+        for n in range(self.config.connections):
+            record = Record()
+            self.records.append(record)
+            thread = threading.Thread(target=self._terminal, args=(n, record), name=f"tpcc-terminal-{n}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        try:
+            self._ready.wait(timeout=60)
+        except threading.BrokenBarrierError as exc:
+            self.stop()
+            raise MysqlbenchError(f"TPC-C terminals could not connect: {self._failures[:1]}") from exc
+        self.started = time.perf_counter()
+        self._go.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._ready.abort()
+        for thread in self._threads:
+            thread.join(timeout=120)
+
+    @property
+    def failures(self) -> list[BaseException]:
+        return list(self._failures)
+
+    def _terminal(self, n: int, record: Record) -> None:
+        import MySQLdb
+
+        config = self.config
+        rng = random.Random(None if config.seed is None else config.seed * 10_007 + n)
+        home = n % config.warehouses + 1  # terminals spread over the warehouses, as the spec's are bound to one
+        inputs = Inputs(home, config.warehouses, self.constants, rng)
+        kinds = list(TRANSACTIONS)
+        weights = [config.mix[t] for t in kinds]
+        try:
+            conn = self.connect()
+            with conn.cursor() as cur:
+                cur.execute("SELECT CONNECTION_ID()")
+                self.connection_ids.append(cur.fetchone()[0])
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
+            self._failures.append(exc)
+            self._ready.abort()
+            return
+        try:
+            self._ready.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            conn.close()
+            return
+        self._go.wait()
+        t0 = self.started
+        cur = conn.cursor()
+        try:
+            while not self._stop.is_set():
+                kind = rng.choices(kinds, weights)[0]
+                args = getattr(inputs, kind)()
+                if config.think_time:
+                    self._stop.wait(KEYING_S[kind])
+                retries = 0
+                begin = time.perf_counter()
+                while True:
+                    try:
+                        cur.execute(CALLS[kind], args)
+                        while cur.nextset():
+                            pass
+                        status = 0
+                        break
+                    except MySQLdb.OperationalError as exc:
+                        code = exc.args[0] if exc.args else None
+                        if code == ROLLBACK_ERRNO and kind == "new_order":
+                            status = 1
+                            break
+                        if code in RETRYABLE and retries < MAX_RETRIES and not self._stop.is_set():
+                            retries += 1
+                            continue
+                        status = 2
+                        key = f"{kind}: {code}"
+                        record.errors[key] = record.errors.get(key, 0) + 1
+                        if code in (2006, 2013) or self._stop.is_set():  # gone or killed: this terminal is done
+                            raise
+                        break
+                end = time.perf_counter()
+                record.kind.append(kinds.index(kind))
+                record.end.append(end - t0)
+                record.latency.append(end - begin)
+                record.status.append(status)
+                record.retries.append(retries)
+                if config.think_time:
+                    self._stop.wait(min(rng.expovariate(1 / THINK_MEAN_S[kind]), 10 * THINK_MEAN_S[kind]))
+        except BaseException as exc:  # noqa: BLE001
+            if not self._stop.is_set():
+                self._failures.append(exc)
+        finally:
+            cur.close()
+            conn.close()
+
+
+def results(records: list[Record], config: DriverConfig) -> dict[str, Any]:
+    """What the measure window holds: calls that ended in [rampup, rampup + measure)."""
+    import numpy as np
+
+    kind = np.concatenate([np.asarray(r.kind, dtype=np.int8) for r in records]) if records else np.array([])
+    end = np.concatenate([np.asarray(r.end) for r in records]) if records else np.array([])
+    latency = np.concatenate([np.asarray(r.latency) for r in records]) if records else np.array([])
+    status = np.concatenate([np.asarray(r.status, dtype=np.int8) for r in records]) if records else np.array([])
+    retries = np.concatenate([np.asarray(r.retries) for r in records]) if records else np.array([])
+    start, stop = config.rampup_s, config.rampup_s + config.measure_s
+    inside = (end >= start) & (end < stop)
+    per_type = {}
+    for index, name in enumerate(TRANSACTIONS):
+        mine = inside & (kind == index)
+        ok = mine & (status == 0)
+        lat = latency[ok] * 1000
+        per_type[name] = {
+            "count": int(mine.sum()), "ok": int(ok.sum()), "rollbacks": int((mine & (status == 1)).sum()),
+            "errors": int((mine & (status == 2)).sum()), "retries": int(retries[mine].sum()),
+            **{f"p{q}_ms": (float(np.percentile(lat, q)) if len(lat) else None) for q in (50, 90, 95, 99)},
+            "max_ms": float(lat.max()) if len(lat) else None,
+        }
+    new_orders = per_type["new_order"]["ok"]
+    # per interval of the whole run (rampup included, marked), from the calls' end times
+    edges = np.arange(0, stop + 1e-9, config.interval_s)
+    if edges[-1] < stop:
+        edges = np.append(edges, stop)
+    bins = np.digitize(end, edges) - 1
+    intervals = []
+    for b in range(len(edges) - 1):
+        here = bins == b
+        width = edges[b + 1] - edges[b]
+        no = here & (kind == 0) & (status == 0)
+        lat = latency[here & (status == 0)] * 1000
+        intervals.append({"end_s": float(edges[b + 1]), "new_orders_per_min": float(no.sum()) * 60 / width,
+                          "transactions_per_s": float((here & (status == 0)).sum()) / width,
+                          "p95_ms": float(np.percentile(lat, 95)) if len(lat) else None})
+    errors: dict[str, int] = {}
+    for record in records:
+        for key, value in record.errors.items():
+            errors[key] = errors.get(key, 0) + value
+    return {"new_orders_per_min": new_orders * 60 / config.measure_s, "new_orders": new_orders,
+            "transactions": int((inside & (status == 0)).sum()), "per_type": per_type, "intervals": intervals,
+            "errors": errors, "measure_s": config.measure_s, "rampup_s": config.rampup_s}
+
+
+def run(config: DriverConfig, connect, c_load: int, *, on_measure_start=None, on_measure_end=None,
+        should_stop=None) -> dict[str, Any]:
+    """Rampup, then the measure window (``on_measure_start``/``on_measure_end`` mark it, e.g. for
+    counters), then stop; ``should_stop()`` ends it early (a kill)."""
+    driver = Driver(config, connect, c_load)
+    driver.start()
+    try:
+        deadline = driver.started + config.rampup_s
+        while time.perf_counter() < deadline and not (should_stop and should_stop()):
+            time.sleep(0.05)
+        if on_measure_start:
+            on_measure_start()
+        deadline = driver.started + config.rampup_s + config.measure_s
+        while time.perf_counter() < deadline and not (should_stop and should_stop()):
+            time.sleep(0.05)
+        if on_measure_end:
+            on_measure_end()
+    finally:
+        driver.stop()
+    if driver.failures:
+        raise MysqlbenchError(f"TPC-C terminal failed: {driver.failures[0]!r}")
+    return results(driver.records, config)
