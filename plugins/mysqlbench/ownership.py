@@ -68,3 +68,16 @@ def read_marker(conn, schema: str) -> dict[str, Any]:
     with conn.cursor() as cur:
         cur.execute(f"SELECT name, value FROM {quote(schema)}.{MARKER_TABLE}")
         return {name: json.loads(value) for name, value in cur.fetchall()}
+
+
+def datasets(conn) -> dict[str, dict[str, Any]]:
+    """Every schema we own on the server, with what its marker says it holds (dataset id, state,
+    verification time): what a whole-datadir snapshot would bring back."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = %s", (MARKER_TABLE,))
+        schemas = sorted(r[0] for r in cur.fetchall())
+    out = {}
+    for schema in schemas:
+        marker = read_marker(conn, schema)
+        out[schema] = {k: marker.get(k) for k in ("dataset_id", "state", "verified_at")}
+    return out

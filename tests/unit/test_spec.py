@@ -10,9 +10,11 @@ from mysqlbench.studies.spec import STUDIES_DIR, load_spec, study_files
 
 def test_every_shipped_spec_validates():
     names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
-    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power"}
-    for name in names:
+    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", "tpcc_bp_instances_study"}
+    for name in names - {"tpcc_bp_instances_study"}:
         assert load_spec(name).counters == list(SEED_COUNTERS)
+    tpcc = load_spec("tpcc_bp_instances_study")
+    assert tpcc.workload == "tpcc" and "Innodb_row_lock_waits" in tpcc.counters
 
 
 def test_bka_matrix_pairs_buffers_and_crosses_cache():

@@ -165,8 +165,12 @@ class TimeSeries:
         return cls(**json.loads(text)) if text else None
 
     def measured(self) -> list[float]:
-        """The values after rampup (None, an interval with no reading, left out)."""
-        return [v for t, v in zip(self.offsets_s, self.values, strict=True) if t >= self.rampup_end_s and v is not None]
+        """The values of intervals wholly after rampup (an offset is where its interval ends and the
+        previous offset where it starts; a last interval may be short; None, an interval with no
+        reading, left out)."""
+        starts = [max(0.0, self.offsets_s[0] - self.interval_s)] + list(self.offsets_s[:-1]) if self.offsets_s else []
+        return [v for start, v in zip(starts, self.values, strict=True)
+                if start >= self.rampup_end_s - 1e-9 and v is not None]
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mysqlbench.errors import InvalidInput
-from mysqlbench.studies.spec import DATASET, EXECUTE, StudySpec
+from mysqlbench.studies.spec import DATASET, EXECUTE, MEASURE, StudySpec
 from mysqlbench.workloads.base import workload_class
 
 _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "enum", "minItems",
@@ -44,6 +44,12 @@ def dataset_fields(spec: StudySpec) -> list[tuple[str, Any]]:
     return [(field.alias or name, field) for name, field in model.model_fields.items()]
 
 
+def workload_fields(spec: StudySpec) -> list[str]:
+    """The workload's own run parameters (connections, windows, ...), each its own param too."""
+    reserved = {param for _, param, _ in form_fields()} | {key for key, _ in dataset_fields(spec)}
+    return [name for name in workload_class(spec.workload).params_model.model_fields if name not in reserved]
+
+
 def model_params(model, values: dict[str, Any], section: str) -> dict[str, Any]:
     """A Param per field of a pydantic ``model`` (keyed by alias), defaults from ``values``."""
     from airflow.sdk import Param
@@ -52,7 +58,7 @@ def model_params(model, values: dict[str, Any], section: str) -> dict[str, Any]:
     params = {}
     for name, field in model.model_fields.items():
         key = field.alias or name
-        params[key] = Param(values.get(key, field.default), title=schema[key].get("title", key),
+        params[key] = Param(values.get(key, field.get_default(call_default_factory=True)), title=schema[key].get("title", key),
                             description=field.description or "", section=section, **_json_schema(schema[key]))
     return params
 
@@ -63,6 +69,9 @@ def form_params(spec: StudySpec) -> dict[str, Any]:
     schema = StudySpec.model_json_schema(mode="validation")["properties"]
     data = spec.model_dump(mode="json", by_alias=True)
     params = model_params(workload_class(spec.workload).dataset_model, data["dataset"], DATASET)
+    own = {k: v for k, v in model_params(workload_class(spec.workload).params_model, data["workload_params"],
+                                         MEASURE).items() if k in workload_fields(spec)}
+    params.update(own)
     for name, param, form in form_fields():
         prop = schema.get(name) or schema.get(StudySpec.model_fields[name].alias or name)
         kwargs = _json_schema(prop)
@@ -77,10 +86,11 @@ def overrides(spec_file_data: StudySpec, params: dict[str, Any]) -> dict[str, An
     """Spec overrides from a trigger's params (the form's keys, or a conf's)."""
     by_param = {param: name for name, param, _ in form_fields()}
     dataset_keys = {key for key, _ in dataset_fields(spec_file_data)}
-    unknown = sorted(set(params) - set(by_param) - dataset_keys - {"queries"})
+    workload_keys = set(workload_fields(spec_file_data))
+    unknown = sorted(set(params) - set(by_param) - dataset_keys - workload_keys - {"queries"})
     if unknown:
         raise InvalidInput(f"unknown study conf key(s) {unknown}; the form's keys are "
-                           f"{sorted(set(by_param) | dataset_keys)}")
+                           f"{sorted(set(by_param) | dataset_keys | workload_keys)}")
     out: dict[str, Any] = {}
     dataset = {k: params[k] for k in dataset_keys if params.get(k) is not None}
     if dataset:
@@ -88,6 +98,19 @@ def overrides(spec_file_data: StudySpec, params: dict[str, Any]) -> dict[str, An
     for param, value in params.items():
         if param in by_param:
             out[by_param[param]] = value
+    if workload_keys & set(params):
+        # the form sends every param, so a top-level key (connections=...) and the workload_params
+        # mapping both arrive; each counts where it differs from the spec file's, and both
+        # changing one key to different values is an error
+        model = workload_class(spec_file_data.workload).params_model
+        base = model.model_validate(spec_file_data.workload_params).model_dump()
+        mapping = out.get("workload_params") or {}
+        changed_in_map = {k: v for k, v in mapping.items() if base.get(k) != v}
+        changed_top = {k: params[k] for k in workload_keys if params.get(k) is not None and base.get(k) != params[k]}
+        clash = sorted(k for k in set(changed_in_map) & set(changed_top) if changed_in_map[k] != changed_top[k])
+        if clash:
+            raise InvalidInput(f"{clash} set both at the top level and in workload_params, to different values")
+        out["workload_params"] = {**spec_file_data.workload_params, **changed_in_map, **changed_top}
     if params.get("queries") is not None:  # the TPC-H spelling of units
         out["units"] = params["queries"]
     return out

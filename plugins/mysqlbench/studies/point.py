@@ -70,7 +70,7 @@ class PointRun:
         # (server info, variables) as the measuring session saw them with the point's settings in
         # force: the point's lineage, never the base config a later restart brings back
         self.snapshot: tuple[Any, dict[str, str]] | None = None
-        self.phases = {"restart": 0.0, "warmup": 0.0, "measure": 0.0, "after_unit": 0.0}
+        self.phases = {"restart": 0.0, "reset": 0.0, "warmup": 0.0, "measure": 0.0, "after_unit": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"],
                      "target": target.conn_id}
@@ -184,8 +184,8 @@ class PointRun:
                         knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
                     finally:
                         conn.close()
-                elif self.control is not None and self.point["cache"] != "cold":
-                    # a cold point restarts before every repetition anyway
+                elif self.control is not None and self.point["cache"] != "cold" and not self.workload.changes_dataset:
+                    # a cold point, or one whose workload resets its data, restarts before every repetition anyway
                     self._restart(global_settings, info, lock.token)  # every other global back to the base
                     lock.renew()
                 for unit in self.spec.units:
@@ -229,16 +229,29 @@ class PointRun:
         try:
             for repetition in range(self.spec.repetitions):
                 self._check_abort()
-                if cold:
+                if cold or self.workload.changes_dataset:
                     if session is not None:
                         session.conn.close()
                         session = None
-                    self._restart(global_settings, info, lock.token)
-                    lock.renew()
-                    with self._phase("restart"):
-                        evidence = {"restart": True, **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
-                                    "datadir_fs": filesystem_of(self.control.datadir),
-                                    "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not hold data pages"}
+                    reset = None
+                    if self.workload.changes_dataset:  # every repetition from the same verified data
+                        with self._phase("reset"):
+                            reset = self.workload.reset_dataset(self.target, self.control, lock.token)
+                        lock.renew()
+                    if self.control is not None:
+                        self._restart(global_settings, info, lock.token)
+                        lock.renew()
+                    if cold:
+                        with self._phase("restart"):
+                            evidence = {"restart": True,
+                                        **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
+                                        "datadir_fs": filesystem_of(self.control.datadir),
+                                        "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not "
+                                                         "hold data pages"}
+                    else:
+                        evidence = {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
+                    if reset is not None:
+                        evidence = {**evidence, "dataset_reset": reset}
                     session, applied = self._open_session(info, session_settings)
                 elif session is None:
                     session, applied = self._open_session(info, session_settings)

@@ -215,13 +215,17 @@ class StudySpec(BaseModel):
         points = []
         for combo in combos:
             swept: dict[str, Any] = {}
+            defaults = []  # an empty mapping sets nothing: the server's default, the sweep's baseline
             for (dimension, _), option in zip(dims, combo, strict=True):
                 swept.update(_as_knobs(dimension, option))
+                if option == {}:
+                    defaults.append(f"{dimension}=default")
             for cache in self.cache:
                 for target in self.measured_targets():
                     # a point's label says its server only when the run compares servers
                     server = [f"target={target}"] if self.targets else []
-                    label = " ".join([*server, *(f"{k}={_show(v)}" for k, v in swept.items()), f"cache={cache}"])
+                    label = " ".join([*server, *(f"{k}={_show(v)}" for k, v in swept.items()), *defaults,
+                                      f"cache={cache}"])
                     points.append({"label": label, "swept": swept, "knobs": {**self.settings, **swept},
                                    "cache": cache, "target": target})
         seed = self.seed if self.seed is not None else random.SystemRandom().randrange(2**31)

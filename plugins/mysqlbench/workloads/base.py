@@ -104,6 +104,9 @@ class StudyWorkload(ABC):
     params_model: ClassVar[type[BaseModel]]
     # a driver warms the cache in its own rampup, inside the window; a query is warmed by untimed runs
     warms_in_window: ClassVar[bool] = False
+    # measuring changes the data (a driver's transactions): every repetition starts from the
+    # verified dataset again (``reset_dataset``), then a (re)start of a managed server
+    changes_dataset: ClassVar[bool] = False
 
     def __init__(self, spec) -> None:
         self.spec = spec
@@ -123,6 +126,13 @@ class StudyWorkload(ABC):
         """Inside a point's hold: raise if the dataset is no longer the verified ``dataset_id``
         (rebuilt or changed between points). A workload without a lasting dataset checks nothing."""
         return None
+
+    def reset_dataset(self, target, control, holder: str) -> dict[str, Any]:
+        """Inside a point's hold, before each repetition of a workload that ``changes_dataset``:
+        put the verified dataset back (``control``: the managed instance, stopped here, started
+        by the engine with the point's settings; None for a connection-only target). Returns the
+        evidence recorded with the execution."""
+        raise NotImplementedError(f"{self.name} changes its dataset but cannot reset it")
 
     @abstractmethod
     def prepare(self, unit: str) -> Any:
@@ -158,7 +168,8 @@ class NoParams(BaseModel):
 # Built-in workloads by name -> "module:class". A deployment adds its own with
 # MYSQLBENCH_WORKLOADS="name=module:Class,other=module:Class" (the module must be importable where
 # the DAGs are parsed and where tasks run).
-BUILTIN = {"tpch": "mysqlbench.workloads.tpch.workload:TpchWorkload"}
+BUILTIN = {"tpch": "mysqlbench.workloads.tpch.workload:TpchWorkload",
+           "tpcc": "mysqlbench.workloads.tpcc.workload:TpccWorkload"}
 
 
 def registry() -> dict[str, str]:

@@ -19,11 +19,11 @@ class TpccDataset(DatasetBase):
     warehouses: int = Field(default=1, ge=1, le=MAX_WAREHOUSES,
                             description="warehouses (each: 10 districts, 30,000 customers, 100,000 stock rows; "
                                         "about 100 MB loaded)")
-    seed: int = Field(default=1, ge=0, le=2**31 - 1,
-                      description="seed of the generator: the same warehouses and seed give the same data")
+    data_seed: int = Field(default=1, ge=0, le=2**31 - 1,
+                           description="seed of the generator: the same warehouses and seed give the same data")
     load_streams: int = Field(default=2, ge=1, le=16, description="parallel LOAD DATA connections")
 
-    @field_validator("warehouses", "seed", "load_streams", mode="before")
+    @field_validator("warehouses", "data_seed", "load_streams", mode="before")
     @classmethod
     def _integer(cls, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):

@@ -46,7 +46,7 @@ def check_params(raw: dict[str, Any]) -> dict[str, Any]:
     target.require_benchmark_target(f"load TPC-C into schema {params['schema']!r}")
     check_disk(params, target)
     log.info("params ok: %s on %s (dataset %s)", params, target.conn_id,
-             generate.dataset_id(params["warehouses"], params["seed"]))
+             generate.dataset_id(params["warehouses"], params["data_seed"]))
     return params
 
 
@@ -67,8 +67,8 @@ def check_disk(params: dict[str, Any], target: TargetConnection) -> None:
 
 
 def data_of(params: dict[str, Any]) -> dict[str, Any]:
-    warehouses, seed = params["warehouses"], params["seed"]
-    return {"dataset_id": generate.dataset_id(warehouses, seed), "warehouses": warehouses, "seed": seed,
+    warehouses, seed = params["warehouses"], params["data_seed"]
+    return {"dataset_id": generate.dataset_id(warehouses, seed), "warehouses": warehouses, "data_seed": seed,
             "c_load": generate.c_load(seed), "generator_version": generate.GENERATOR_VERSION}
 
 
@@ -108,7 +108,7 @@ def _create_tables(target, params) -> tuple[dict[str, Any], list[Sample]]:
 
 
 def _load(target, params) -> tuple[dict[str, Any], list[Sample]]:
-    result = dataset.load_tables(target, params["schema"], params["warehouses"], params["seed"],
+    result = dataset.load_tables(target, params["schema"], params["warehouses"], params["data_seed"],
                                  streams=params["load_streams"])
     samples = [Sample("load_seconds", result["seconds"], "s",
                       metadata={"streams": result["streams"], "warehouses": params["warehouses"]})]

@@ -1,0 +1,150 @@
+"""The TPC-C study DAG end to end with dag.test(): one warehouse, a short run, on the session's
+MariaDB 10.11 (instances not applicable, the baseline measured) and MySQL 9.7 (instances applied
+and read back); every point from the verified snapshot, consistency checked after every run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mysqlbench.results.store import ResultsStore, TimeSeries, samples, server_snapshots
+
+from conftest import MYSQL_CONN, TEST_CONN
+
+BASE = {"warehouses": 1, "schema": "tpcc_study", "connections": 4, "rampup_s": 2, "measure_s": 6, "interval_s": 2,
+        "seed": 9}
+
+
+@pytest.fixture(scope="module")
+def bag(airflow_db, target, mysql_target):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+
+    for conn_id in (TEST_CONN, MYSQL_CONN):
+        Pool.create_or_update_pool(f"target_{conn_id}", slots=1, description="tests", include_deferred=False)
+    return DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+
+
+def run(bag, dag_id, **conf):
+    from airflow.dag_processing.dagbag import DagBag
+
+    dag = DagBag(dag_folder=bag.dag_folder).get_dag(dag_id)  # fresh: dag.test() keeps the last conf
+    return dag.test(run_conf={**BASE, **conf})
+
+
+def point_rows(run_):
+    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+
+
+def frame_of(run_):
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.workloads.tpcc.workload import TpccWorkload
+
+    return execution_frame(point_rows(run_), TpccWorkload.primary)
+
+
+@pytest.fixture(scope="module")
+def on_mariadb(bag):
+    return run(bag, "tpcc_bp_instances_study", target_conn_id=TEST_CONN, settings={"buffer_pool_size": "256M"},
+               matrix={"buffer_pool_instances": [{}, 1, 8]})
+
+
+def test_on_mariadb_the_baseline_runs_and_instances_are_not_applicable(on_mariadb):
+    assert str(on_mariadb.state) == "success"
+    rows = point_rows(on_mariadb)
+    skipped = {r["point"] for r in rows if r["status"] == "not_applicable"}
+    assert skipped == {"buffer_pool_instances=1 cache=warm", "buffer_pool_instances=8 cache=warm"}
+    assert all("removed in MariaDB 10.6" in json.loads(r["metadata"])["why"] for r in rows
+               if r["status"] == "not_applicable")
+    frame = frame_of(on_mariadb)
+    measured = frame[frame["status"] == "ok"]
+    assert list(measured["point"]) == ["buffer_pool_instances=default cache=warm"]
+    assert (measured["primary"] > 0).all() and (measured["oracle"] == "match").all()
+
+
+def test_a_run_records_per_type_results_and_a_series_after_the_rampup(on_mariadb):
+    rows = [r for r in point_rows(on_mariadb) if r["status"] == "ok"]
+    metrics = {r["metric"]: r for r in rows if r["kind"] == "metric"}
+    for kind in ("new_order", "payment", "order_status", "delivery", "stock_level"):
+        assert metrics[f"{kind}_count"]["value"] > 0, kind
+        assert metrics[f"{kind}_errors"]["value"] == 0, kind
+        assert metrics[f"{kind}_p50_ms"]["value"] <= metrics[f"{kind}_p99_ms"]["value"] <= metrics[f"{kind}_max_ms"]["value"]
+    assert metrics["new_orders_per_min"]["unit"] == "1/min"
+    assert 0 <= metrics["stability_cv"]["value"] < 1  # over the three intervals after the rampup
+    (series_row,) = [r for r in rows if r["kind"] == "series" and r["metric"] == "new_orders_per_min"]
+    series = TimeSeries.from_json(series_row["series"])
+    assert series.interval_s == 2 and series.rampup_end_s == 2 and len(series.values) == 4
+    measured = series.measured()
+    assert len(measured) == 3 and all(v > 0 for v in measured)  # the rampup's interval left out
+    # the measured window holds the measure phase only: the window's span is about measure_s
+    meta = json.loads(metrics["new_orders_per_min"]["metadata"])
+    span = meta["window"]["end"] - meta["window"]["start"]
+    assert 5.5 < span < 8, span
+    assert meta["cache_evidence"]["dataset_reset"]["how"] == "datadir snapshot"
+
+
+def test_instances_apply_on_mysql_and_two_points_start_from_the_same_data(bag):
+    result = run(bag, "tpcc_bp_instances_study", target_conn_id=MYSQL_CONN, settings={"buffer_pool_size": "1G"},
+                 matrix={"buffer_pool_instances": [1, 8]})
+    assert str(result.state) == "success"
+    frame = frame_of(result)
+    assert len(frame) == 2 and (frame["status"] == "ok").all() and (frame["oracle"] == "match").all()
+    assert frame["checksum"].nunique() == 1  # both points started from the same bytes
+    snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in ResultsStore().rows(server_snapshots)}
+    measured = [r for r in point_rows(result) if r["metric"] == "new_orders_per_min" and r["kind"] == "metric"]
+    assert {snapshots[r["variables_hash"]]["innodb_buffer_pool_instances"] for r in measured} == {"1", "8"}
+
+
+@pytest.mark.parametrize("conf,words", [
+    ({"warehouses": 0}, "warehouses"),
+    ({"mix": {"new_order": 50, "refund": 50}}, "unknown transaction"),
+    ({"mix": {"new_order": 45, "payment": 43}}, "sum to 100"),
+    ({"measure_s": 4, "interval_s": 10}, "longer than the measure window"),
+    ({"connections": 0}, "connections"),
+])
+def test_bad_input_is_refused_before_any_server_change(conf, words):
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.studies.steps import merged_spec, workload_of
+
+    with pytest.raises(InvalidInput, match=words):
+        workload_of(merged_spec("tpcc_bp_instances_study", {**BASE, "target_conn_id": TEST_CONN, **conf}))
+
+
+def test_more_connections_than_the_server_allows_is_refused_before_loading(managed):
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.studies.steps import merged_spec, workload_of
+    from mysqlbench.targets.connection import TargetConnection
+
+    workload = workload_of(merged_spec("tpcc_bp_instances_study", {**BASE, "target_conn_id": TEST_CONN,
+                                                                    "connections": 400}))
+    with pytest.raises(InvalidInput, match="max_connections = 200"):
+        workload._check_connections(TargetConnection.from_airflow(TEST_CONN))
+
+
+def test_a_snapshot_restore_that_would_take_back_another_dataset_is_refused(on_mariadb, managed):
+    """The snapshot is the whole datadir: a schema built after it would silently vanish on restore,
+    so the restore refuses and says which schema and what to do."""
+    from mysqlbench import ownership
+    from mysqlbench.errors import MysqlbenchError
+    from mysqlbench.studies.steps import merged_spec, workload_of
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.workloads.tpcc.generate import dataset_id
+
+    target = TargetConnection.from_airflow(TEST_CONN)
+    workload = workload_of(merged_spec("tpcc_bp_instances_study", {**BASE, "target_conn_id": TEST_CONN}))
+    control = workload._control(target)
+    wanted = dataset_id(1, 1)
+    assert control.has_snapshot(wanted)
+    conn = target.connect()
+    try:
+        ownership.claim_schema(conn, target, "built_after_snapshot")
+        ownership.set_marker(conn, "built_after_snapshot", state="verified", dataset_id="other-1")
+        with pytest.raises(MysqlbenchError, match="built_after_snapshot"):
+            workload._restore(target, control, wanted, holder=None)
+        assert control.is_running()  # refused before anything was stopped
+    finally:
+        with conn.cursor() as cur:
+            cur.execute("DROP SCHEMA built_after_snapshot")
+        conn.close()
