@@ -189,7 +189,7 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
         if knob not in table:
             raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
         spec = table[knob]
-        concrete = _typed(value, spec["type"], knob)
+        concrete = _typed(value, spec["type"], knob, spec.get("choices"))
         rule = _rule_for(knob, server)
         if "not_applicable" in rule:
             raise NotApplicable(f"{knob} is not applicable on {server.label}: {rule['not_applicable']}")
@@ -257,14 +257,19 @@ def check_knob(knob: object, value: Any) -> int | str:
     table = knob_table()
     if not isinstance(knob, str) or knob not in table:
         raise InvalidInput(f"unknown knob {knob!r}; known knobs: {', '.join(sorted(table))}")
-    typed = _typed(value, table[knob]["type"], knob)
+    typed = _typed(value, table[knob]["type"], knob, table[knob].get("choices"))
     minimum = table[knob].get("min")
     if minimum is not None and int(typed) < parse_size(minimum):
         raise InvalidInput(f"{knob}: {value!r} is below {minimum}, the least any supported server starts with")
     return typed
 
 
-def _typed(value: Any, kind: str, knob: str) -> int | str:
+def _typed(value: Any, kind: str, knob: str, choices: list[Any] | None = None) -> int | str:
+    if kind == "choice":  # one of the listed values (case-insensitive), as the table spells it
+        for choice in choices or []:
+            if not isinstance(value, bool) and str(value).lower() == str(choice).lower():
+                return choice
+        raise InvalidInput(f"{knob}: {value!r} is not one of {choices}")
     if kind == "size":
         return parse_size(value, knob)
     if kind == "int":

@@ -148,3 +148,21 @@ def test_a_snapshot_restore_that_would_take_back_another_dataset_is_refused(on_m
         with conn.cursor() as cur:
             cur.execute("DROP SCHEMA built_after_snapshot")
         conn.close()
+
+
+def test_the_seed_002_sweep_runs_pool_and_redo_points_with_the_flush_settings(bag):
+    """tpcc_bp_sweep_study, shrunk: buffer pool x redo log size with the seeds' durability and
+    flush settings, each read back in the point's own server snapshot, all from the same data."""
+    result = run(bag, "tpcc_bp_sweep_study", target_conn_id=TEST_CONN,
+                 settings={"flush_log_at_trx_commit": 2, "flush_method": "O_DIRECT"},
+                 matrix={"buffer_pool_size": ["128M", "256M"], "buffer_pool_instances": [{}],
+                         "redo_log_size": ["64M", "128M"]})
+    assert str(result.state) == "success"
+    frame = frame_of(result)
+    assert len(frame) == 4 and (frame["status"] == "ok").all() and frame["checksum"].nunique() == 1
+    snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in ResultsStore().rows(server_snapshots)}
+    measured = [r for r in point_rows(result) if r["metric"] == "new_orders_per_min" and r["kind"] == "metric"]
+    seen = {(snapshots[r["variables_hash"]]["innodb_buffer_pool_size"], snapshots[r["variables_hash"]]["innodb_log_file_size"])
+            for r in measured}
+    assert seen == {(str(a << 20), str(b << 20)) for a in (128, 256) for b in (64, 128)}
+    assert {snapshots[r["variables_hash"]]["innodb_flush_log_at_trx_commit"] for r in measured} == {"2"}

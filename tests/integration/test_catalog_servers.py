@@ -52,7 +52,8 @@ def test_every_knob_on_every_catalog_server(servers, server_id):
         assert info.flavor == server.flavor and f"{info.version[0]}.{info.version[1]}" == server_id.split("-")[1]
         refused = {}
         for knob, spec in knobs.knob_table().items():
-            values = ["ON", "OFF"] if spec["type"] == "bool" else [VALUES[spec["type"]]]
+            values = (["ON", "OFF"] if spec["type"] == "bool" else spec["choices"][-1:] if spec["type"] == "choice"
+                      else [VALUES[spec["type"]]])
             for value in values:
                 try:
                     settings = knobs.translate({knob: value}, info)

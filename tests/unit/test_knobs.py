@@ -180,3 +180,18 @@ def test_boolean_variables_read_back_as_numbers_are_the_same_value(asked, effect
     else:
         with pytest.raises(NotApplicable):
             check_effective(setting, setting.value, effective, server)
+
+
+def test_choice_knobs_take_one_of_their_values():
+    """The TPC-C seeds' durability and flush settings: 0 is a valid flush_log_at_trx_commit (an int
+    knob would refuse it), names compare without case, anything else is refused up front."""
+    assert concrete({"flush_log_at_trx_commit": 0}, MARIADB_1011) == [
+        ("innodb_flush_log_at_trx_commit", 0, "global", False)]
+    assert concrete({"flush_log_at_trx_commit": "2"}, MYSQL_8036) == [
+        ("innodb_flush_log_at_trx_commit", 2, "global", False)]
+    assert concrete({"flush_method": "o_direct"}, MYSQL_8036) == [("innodb_flush_method", "O_DIRECT", "global", False)]
+    for bad in ({"flush_log_at_trx_commit": 3}, {"flush_log_at_trx_commit": True}, {"flush_method": "directio"},
+                {"flush_method": "O_DIRECT\ninit_file=/tmp/x"}):
+        with pytest.raises(InvalidInput, match="is not one of"):
+            translate(bad, MARIADB_1011)
+    assert knob_module.check_knob("flush_log_at_trx_commit", 0) == 0

@@ -10,11 +10,14 @@ from mysqlbench.studies.spec import STUDIES_DIR, load_spec, study_files
 
 def test_every_shipped_spec_validates():
     names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
-    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", "tpcc_bp_instances_study"}
-    for name in names - {"tpcc_bp_instances_study"}:
+    tpcc_studies = {"tpcc_bp_instances_study", "tpcc_bp_sweep_study"}
+    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", *tpcc_studies}
+    for name in names - tpcc_studies:
         assert load_spec(name).counters == list(SEED_COUNTERS)
     tpcc = load_spec("tpcc_bp_instances_study")
     assert tpcc.workload == "tpcc" and "Innodb_row_lock_waits" in tpcc.counters
+    sweep = load_spec("tpcc_bp_sweep_study")
+    assert len(sweep.points()) == 3 * 3 * 2  # buffer pool sizes x instances (default, 1, 8) x redo sizes
 
 
 def test_bka_matrix_pairs_buffers_and_crosses_cache():

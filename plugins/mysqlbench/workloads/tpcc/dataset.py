@@ -18,6 +18,7 @@ from mysqlbench.errors import MysqlbenchError
 from mysqlbench.identifiers import quote
 from mysqlbench.targets.connection import TargetConnection
 from mysqlbench.workloads.tpcc import TABLES, generate
+from mysqlbench.workloads.tpch import dataset as tpch_dataset
 from mysqlbench.workloads.tpch.dataset import LOAD_SESSION, run_sql_file
 
 log = logging.getLogger(__name__)
@@ -136,22 +137,7 @@ def add_indexes(target: TargetConnection, schema: str) -> dict[str, float]:
 
 
 def analyze_tables(target: TargetConnection, schema: str) -> dict[str, float]:
-    conn = target.connect()
-    timings = {}
-    try:
-        ownership.require_owned(conn, target, schema)
-        with conn.cursor() as cur:
-            for table in TABLES:
-                started = time.monotonic()
-                cur.execute(f"ANALYZE TABLE {quote(schema)}.{quote(table)}")
-                status = cur.fetchall()
-                if any(row[2] == "error" for row in status):
-                    raise MysqlbenchError(f"ANALYZE TABLE {table} failed: {status}")
-                timings[table] = round(time.monotonic() - started, 3)
-        ownership.set_marker(conn, schema, state="analyzed")
-    finally:
-        conn.close()
-    return timings
+    return tpch_dataset.analyze_tables(target, schema, TABLES)
 
 
 def procedure_sql(name: str) -> str:
