@@ -248,21 +248,14 @@ class PointRun:
                                         "datadir_fs": filesystem_of(self.control.datadir),
                                         "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not "
                                                          "hold data pages"}
-                    else:
-                        evidence = {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
+                    session, applied = self._open_session(info, session_settings)
+                    if not cold:  # warm after the reset and restart, the way the workload warms
+                        evidence = self._warm(session, prepared)
                     if reset is not None:
                         evidence = {**evidence, "dataset_reset": reset}
-                    session, applied = self._open_session(info, session_settings)
                 elif session is None:
                     session, applied = self._open_session(info, session_settings)
-                    if self.workload.warms_in_window:
-                        evidence = {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
-                    else:
-                        with self._phase("warmup"):
-                            evidence = cache.warm_up(lambda s=session: self.workload.warm_run(s, prepared),
-                                                     self.spec.warmup_max_runs)
-                    if evidence["warm"] is False:
-                        log.warning("%s: %s", self.point["label"], evidence["why"])
+                    evidence = self._warm(session, prepared)
                 with self._phase("measure"):
                     wait_until_idle(session.conn)
                     self._current = (unit, repetition)
@@ -280,6 +273,17 @@ class PointRun:
         finally:
             if session is not None:
                 session.conn.close()
+
+    def _warm(self, session, prepared) -> dict[str, Any]:
+        """A warm repetition's cache: the workload's own rampup inside the window, or untimed runs
+        until physical reads stop (or the evidence that the working set does not fit)."""
+        if self.workload.warms_in_window:
+            return {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
+        with self._phase("warmup"):
+            evidence = cache.warm_up(lambda s=session: self.workload.warm_run(s, prepared), self.spec.warmup_max_runs)
+        if evidence["warm"] is False:
+            log.warning("%s: %s", self.point["label"], evidence["why"])
+        return evidence
 
     def _kill_query(self, connection_id: int) -> None:
         conn = self.target.connect()
