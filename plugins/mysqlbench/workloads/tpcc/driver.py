@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mysqlbench.errors import InvalidInput, MysqlbenchError
-from mysqlbench.workloads.tpcc import generate as population
+from mysqlbench.workloads.tpcc import CUSTOMERS, ITEMS, last_name
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ THINK_MEAN_S = {"new_order": 12, "payment": 12, "order_status": 10, "delivery": 
 RETRYABLE = {1213, 1205}   # deadlock, lock wait timeout
 ROLLBACK_ERRNO = 1644      # SIGNAL from tpcc_new_order: the intended rollback
 MAX_RETRIES = 3
-PROCEDURES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+PROCEDURES = TRANSACTIONS  # one stored procedure per transaction: tpcc_<name>
 
 
 def check_mix(mix: dict[str, float]) -> dict[str, float]:
@@ -103,8 +103,8 @@ class Inputs:
     def _customer(self) -> tuple[int, str]:
         """By last name 60% of the time (id 0 tells the procedure to look the name up)."""
         if self.rng.random() < 0.60:
-            return 0, population.last_name(nurand(self.rng, 255, 0, 999, self.k.c_last))
-        return nurand(self.rng, 1023, 1, population.CUSTOMERS, self.k.c_id), ""
+            return 0, last_name(nurand(self.rng, 255, 0, 999, self.k.c_last))
+        return nurand(self.rng, 1023, 1, CUSTOMERS, self.k.c_id), ""
 
     def new_order(self) -> tuple[Any, ...]:
         rng = self.rng
@@ -112,15 +112,15 @@ class Inputs:
         rollback = rng.random() < 0.01
         lines = []
         for n in range(count):
-            item = nurand(rng, 8191, 1, population.ITEMS, self.k.ol_i_id)
+            item = nurand(rng, 8191, 1, ITEMS, self.k.ol_i_id)
             if rollback and n == count - 1:
-                item = population.ITEMS + 1  # unused: the transaction rolls back there
+                item = ITEMS + 1  # unused: the transaction rolls back there
             supply = self.home if self.warehouses == 1 or rng.random() >= 0.01 else self._other_warehouse()
             lines.append((supply, item, rng.randint(1, 10)))
         if not rollback:  # one lock order for all terminals: no deadlocks on stock
             lines.sort()
         all_local = int(all(s == self.home for s, _, _ in lines))
-        return (self.home, rng.randint(1, 10), nurand(rng, 1023, 1, population.CUSTOMERS, self.k.c_id), count,
+        return (self.home, rng.randint(1, 10), nurand(rng, 1023, 1, CUSTOMERS, self.k.c_id), count,
                 ",".join(str(i) for _, i, _ in lines), ",".join(str(s) for s, _, _ in lines),
                 ",".join(str(q) for _, _, q in lines), all_local)
 
