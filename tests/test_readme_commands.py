@@ -241,7 +241,7 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
             return journal.exists() and busy and json.loads(journal.read_text())
         state = _wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
         with admin.cursor() as cur:
-            cur.execute("SELECT @@GLOBAL.innodb_io_capacity")
+            cur.execute("SELECT @@GLOBAL.innodb_old_blocks_time")
             assert cur.fetchone()[0] == 777  # the point's raw global is in force
         os.kill(state["owner"]["pid"], signal.SIGKILL)
 

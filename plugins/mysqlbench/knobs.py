@@ -120,6 +120,47 @@ def parse_raw_value(value: object, what: str) -> int | str:
                        "and comma lists of letters, digits, '_', '.', '=', '+', '-')")
 
 
+SERVER_CONFIG_DIR = paths.CONFIG_DIR / "server_configs"
+
+
+def server_config(name: object) -> dict[str, int | str]:
+    """The variables of ``include/configs/server_configs/NAME.cnf`` (a seed's my.cnf, trimmed to
+    what shapes performance), in file order, each allow-listed and its value checked."""
+    from mysqlbench.identifiers import check_name
+
+    name = check_name(name, "server config")
+    path = SERVER_CONFIG_DIR / f"{name}.cnf"
+    if not path.is_file():
+        known = sorted(p.stem for p in SERVER_CONFIG_DIR.glob("*.cnf"))
+        raise InvalidInput(f"unknown server config {name!r}; known: {known} (in {SERVER_CONFIG_DIR})")
+    out: dict[str, int | str] = {}
+    section = None
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+            continue
+        if section != "mysqld" or "=" not in line:
+            raise InvalidInput(f"{path}:{number}: only `name = value` lines under [mysqld] are read")
+        variable, value = (part.strip() for part in line.split("=", 1))
+        variable = check_settable_variable(variable)
+        out[variable] = parse_raw_value(value, f"{path.name}: {variable}")
+    return out
+
+
+def server_config_settings(name: str, server: ServerInfo) -> list[Setting]:
+    """A server config as global settings for ``server``; a variable its flavor lacks makes the
+    point not applicable, with the reason."""
+    flavor = "mariadb" if server.is_mariadb else "mysql"
+    settings = []
+    for variable, value in server_config(name).items():
+        check_settable_variable(variable, flavor)
+        settings.append(Setting(f"server_config.{name}", variable, value, "global"))
+    return settings
+
+
 def render_cnf_value(value: object) -> str:
     """A value for a my.cnf line: same allow-list as raw variables, so no line can be injected."""
     return str(parse_raw_value(value, "my.cnf value"))
@@ -206,11 +247,15 @@ def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[
         if "per_file_of" in rule:
             files = int((server_variables or {}).get(rule["per_file_of"], 2))
             concrete = int(concrete) // files
-        settings.append(Setting(knob, rule["variable"], concrete, spec["scope"]))
+        value_setting = Setting(knob, rule["variable"], concrete, spec["scope"])
         if "raise_cap" in rule:
             cap = rule["raise_cap"]
-            settings.append(Setting(knob, cap["variable"], int(concrete) * int(cap["factor"]),
-                                    spec["scope"], at_least=True))
+            cap_setting = Setting(knob, cap["variable"], int(concrete) * int(cap["factor"]), spec["scope"],
+                                  at_least=True)
+            # a cap the server enforces on SET (not only at use) must be raised before the value
+            settings += [cap_setting, value_setting] if cap.get("first") else [value_setting, cap_setting]
+        else:
+            settings.append(value_setting)
     if switches:
         value = ",".join(f"{flag}={state}" for flag, (state, _) in sorted(switches.items()))
         knobs_used = "+".join(sorted({knob for _, knob in switches.values()}))

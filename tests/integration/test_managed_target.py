@@ -144,15 +144,15 @@ def test_the_journal_undoes_global_changes_with_boolean_values(target, tmp_path)
     journal = RestoreJournal(marked.conn_id, tmp_path)
     conn = marked.connect()
     info = server_info(conn)
-    before = {v: knobs.read_variable(conn, v, "global") for v in ("innodb_adaptive_hash_index", "innodb_io_capacity")}
-    settings = knobs.translate({}, info, raw_variables={"innodb_io_capacity": 777})
+    before = {v: knobs.read_variable(conn, v, "global") for v in ("innodb_adaptive_hash_index", "innodb_old_blocks_time")}
+    settings = knobs.translate({}, info, raw_variables={"innodb_old_blocks_time": 777})
     applied = knobs.apply_settings(conn, marked, info, settings, journal=journal)
-    assert applied[0].scope == "global" and knobs.read_variable(conn, "innodb_io_capacity", "global") == 777
+    assert applied[0].scope == "global" and knobs.read_variable(conn, "innodb_old_blocks_time", "global") == 777
     journal.record_global("innodb_adaptive_hash_index", before["innodb_adaptive_hash_index"])
     with conn.cursor() as cur:
         cur.execute("SET GLOBAL innodb_adaptive_hash_index = %s", ("OFF" if before["innodb_adaptive_hash_index"] else "ON",))
     undone = journal.replay(marked)
-    assert {e["variable"] for e in undone} == {"innodb_io_capacity", "innodb_adaptive_hash_index"}
+    assert {e["variable"] for e in undone} == {"innodb_old_blocks_time", "innodb_adaptive_hash_index"}
     assert journal.entries() == []
     assert {v: knobs.read_variable(conn, v, "global") for v in before} == before
     conn.close()
@@ -260,3 +260,27 @@ def test_a_failed_first_start_leaves_no_half_made_datadir(session_dir):
     finally:
         server.stop()  # if it did start, stop it rather than orphan it
     assert _no_datadir(server)
+
+
+def test_io_capacity_above_its_cap_raises_the_cap_first_and_the_journal_puts_both_back(target, tmp_path):
+    """SET GLOBAL innodb_io_capacity above innodb_io_capacity_max is clamped by the server (2000
+    by default): the knob raises the cap first, to twice the value, and the journal undoes both."""
+    from conftest import EXTERNAL_MARKED_CONN
+
+    marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
+    journal = RestoreJournal(marked.conn_id, tmp_path)
+    conn = marked.connect()
+    try:
+        info = server_info(conn)
+        names = ("innodb_io_capacity", "innodb_io_capacity_max")
+        before = {v: knobs.read_variable(conn, v, "global") for v in names}
+        wanted = before["innodb_io_capacity_max"] * 2  # above the cap in force
+        settings = knobs.translate({"io_capacity": wanted}, info)
+        assert [s.variable for s in settings] == ["innodb_io_capacity_max", "innodb_io_capacity"]
+        knobs.apply_settings(conn, marked, info, settings, journal=journal)
+        assert knobs.read_variable(conn, "innodb_io_capacity", "global") == wanted
+        assert knobs.read_variable(conn, "innodb_io_capacity_max", "global") == 2 * wanted
+        journal.replay(marked)
+        assert {v: knobs.read_variable(conn, v, "global") for v in names} == before
+    finally:
+        conn.close()

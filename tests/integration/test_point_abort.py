@@ -19,14 +19,14 @@ from conftest import EXTERNAL_MARKED_CONN
 
 def test_an_aborted_point_stops_records_killed_and_restores(target, admin):
     spec = load_spec("probe_study", {"target": EXTERNAL_MARKED_CONN, "matrix": {}, "repetitions": 5,
-                                     "variables": {"innodb_io_capacity": 555},
+                                     "variables": {"innodb_old_blocks_time": 555},
                                      "workload_params": {"window_s": 30, "interval_s": 1, "rampup_s": 0}})
     marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
     from mysqlbench.workloads.base import workload_class
 
     workload = workload_class("probe")(spec)
     workload.ensure_dataset(marked, None)
-    before = knobs.read_variable(admin, "innodb_io_capacity", "global")
+    before = knobs.read_variable(admin, "innodb_old_blocks_time", "global")
     run = PointRun(spec, spec.points()[0], marked, workload)
 
     def abort_when_measuring():
@@ -51,5 +51,5 @@ def test_an_aborted_point_stops_records_killed_and_restores(target, admin):
     killed = [s for s in run.samples if s.status == "killed"]
     assert len(killed) == 1 and killed[0].repetition == 0 and "on_kill" in killed[0].metadata["why"]
     assert not any(s.status == "ok" and s.kind == "metric" for s in run.samples)
-    assert knobs.read_variable(admin, "innodb_io_capacity", "global") == before
+    assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == before
     assert RestoreJournal(marked.conn_id).entries() == []

@@ -195,3 +195,23 @@ def test_choice_knobs_take_one_of_their_values():
         with pytest.raises(InvalidInput, match="is not one of"):
             translate(bad, MARIADB_1011)
     assert knob_module.check_knob("flush_log_at_trx_commit", 0) == 0
+
+
+def test_a_server_config_is_read_allow_listed_and_checked():
+    config = knob_module.server_config("seed_002")
+    assert config["innodb_io_capacity"] == 20000 and config["sort_buffer_size"] == 4 << 20
+    # a cap before what it caps, so SET GLOBAL on a connection-only target is not clamped
+    order = list(config)
+    assert order.index("innodb_io_capacity_max") < order.index("innodb_io_capacity")
+    assert "skip_grant_tables" not in config and "innodb_buffer_pool_size" not in config
+    with pytest.raises(InvalidInput, match="unknown server config"):
+        knob_module.server_config("seed_999")
+    with pytest.raises(InvalidInput, match="not allowed"):
+        knob_module.server_config("../secret")
+
+
+def test_a_server_config_that_sets_a_refused_variable_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "bad.cnf").write_text("[mysqld]\ngeneral_log_file = /tmp/all.log\n")
+    monkeypatch.setattr(knob_module, "SERVER_CONFIG_DIR", tmp_path)
+    with pytest.raises(InvalidInput, match="general_log_file"):
+        knob_module.server_config("bad")

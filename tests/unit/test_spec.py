@@ -10,7 +10,8 @@ from mysqlbench.studies.spec import STUDIES_DIR, load_spec, study_files
 
 def test_every_shipped_spec_validates():
     names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
-    tpcc_studies = {"tpcc_bp_instances_study", "tpcc_bp_sweep_study"}
+    tpcc_studies = {"tpcc_bp_instances_study", "tpcc_bp_sweep_study", "tpcc_bp_instances_seed001_full",
+                    "tpcc_bp_sweep_seed002_full"}
     assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", *tpcc_studies}
     for name in names - tpcc_studies:
         assert load_spec(name).counters == list(SEED_COUNTERS)

@@ -93,6 +93,10 @@ class PointRun:
     def _settings(self, conn) -> tuple[Any, list[knobs.Setting], list[knobs.Setting]]:
         info = server_info(conn)
         settings = knobs.translate(self.point["knobs"], info, raw_variables=self.spec.variables)
+        if self.spec.server_config:  # the base the point's own settings override
+            mine = {s.variable for s in settings}
+            settings = [s for s in knobs.server_config_settings(self.spec.server_config, info)
+                        if s.variable not in mine] + settings
         return (info, [s for s in settings if s.scope == "session"], [s for s in settings if s.scope == "global"])
 
     @contextlib.contextmanager

@@ -17,7 +17,13 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SerializeAsAny,
 from mysqlbench import paths
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name
-from mysqlbench.knobs import check_knob, check_raw_variables_against_knobs, check_settable_variable, parse_raw_value
+from mysqlbench.knobs import (
+    check_knob,
+    check_raw_variables_against_knobs,
+    check_settable_variable,
+    parse_raw_value,
+    server_config,
+)
 from mysqlbench.measure import SEED_COUNTERS
 from mysqlbench.params import CONN_ID_PATTERN, DatasetBase, validate_params
 
@@ -59,6 +65,10 @@ class StudySpec(BaseModel):
                                      json_schema_extra=_form(SWEEP, "Fixed knobs"))
     variables: dict[str, Any] = Field(default_factory=dict, description="raw server variables fixed for every point",
                                       json_schema_extra=_form(SWEEP, "Raw server variables"))
+    server_config: str | None = Field(
+        default=None, description="a server config from include/configs/server_configs/ (a seed's my.cnf) as "
+                                  "every point's base: its knobs override it",
+        json_schema_extra=_form(SWEEP, "Server config"))
     matrix: dict[str, list[Any]] = Field(
         default_factory=dict, description="swept knobs: a cross product of the lists; a list of mappings is "
                                           "one dimension of paired values",
@@ -153,6 +163,13 @@ class StudySpec(BaseModel):
         for name, var_value in value.items():
             parse_raw_value(var_value, f"variable {check_settable_variable(name)}")
         check_raw_variables_against_knobs(value)
+        return value
+
+    @field_validator("server_config")
+    @classmethod
+    def _server_config(cls, value: str | None) -> str | None:
+        if value is not None:
+            server_config(value)  # known, allow-listed, values checked
         return value
 
     @field_validator("targets")
