@@ -210,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     server.add_argument("id", nargs="?")
     server.add_argument("--check", action="store_true", help="with fetch: ask the archive whether the cached "
                         "version is still the one it serves")
+    peer = sub.add_parser("peer", help="TPC-C peers as drivers (tpcc-mysql, sysbench-tpcc): build from a checkout")
+    peer.add_argument("action", choices=("build",))
+    peer.add_argument("name", choices=("tpcc-mysql", "sysbench-tpcc"))
+    peer.add_argument("--source", help="the checkout, or a folder holding NAME/ (default: MYSQLBENCH_PEER_SOURCES, "
+                      "else ../shared/refs beside the repository)")
     results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
     results.add_argument("--dag-id")
     results.add_argument("--run-id")
@@ -244,6 +249,12 @@ def main(argv: list[str] | None = None) -> int:
                     parser.error("server fetch needs a catalog id (bin/mysqlbench server list)")
                 else:
                     out = servers.fetch(args.id, check=args.check)
+            elif args.command == "peer":
+                from pathlib import Path
+
+                from mysqlbench.workloads.tpcc import peers
+
+                out = peers.build(args.name, Path(args.source) if args.source else None)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:

@@ -103,6 +103,8 @@ def test_instances_apply_on_mysql_and_two_points_start_from_the_same_data(bag):
     ({"mix": {"new_order": 45, "payment": 43}}, "sum to 100"),
     ({"measure_s": 4, "interval_s": 10}, "longer than the measure window"),
     ({"connections": 0}, "connections"),
+    ({"rampup_s": 880, "measure_s": 60}, "longer than a run may take"),  # the spec's timeout_s is 900
+    ({"driver": "tpcc-mysql", "rampup_s": 2.5}, "whole seconds"),
 ])
 def test_bad_input_is_refused_before_any_server_change(conf, words):
     from mysqlbench.errors import InvalidInput
@@ -166,3 +168,53 @@ def test_the_seed_002_sweep_runs_pool_and_redo_points_with_the_flush_settings(ba
             for r in measured}
     assert seen == {(str(a << 20), str(b << 20)) for a in (128, 256) for b in (64, 128)}
     assert {snapshots[r["variables_hash"]]["innodb_flush_log_at_trx_commit"] for r in measured} == {"2"}
+
+
+@pytest.fixture(scope="module")
+def built_peers():
+    """The peers built from their checkouts (MYSQLBENCH_PEER_SOURCES, else ../shared/refs) into
+    this session's work directory, as `bin/mysqlbench peer build` does."""
+    from mysqlbench.workloads.tpcc import peers
+
+    if peers.default_sources() is None:
+        pytest.skip("no peer sources here (MYSQLBENCH_PEER_SOURCES or ../shared/refs)")
+    return {name: peers.build(name) for name in peers.PEERS}
+
+
+@pytest.mark.parametrize("driver,figure", [("tpcc-mysql", "tool_tpmC"), ("sysbench-tpcc", "tool_tps_in_window")])
+def test_a_peer_drives_the_study_on_our_data_counted_from_the_database(bag, built_peers, driver, figure):
+    """A spec picks tpcc-mysql or sysbench-tpcc as the driver: it runs on the verified dataset
+    (checksums before, consistency after, as with ours), its output parsed into the results, and
+    New-Orders per minute counted from the database as for every driver."""
+    result = run(bag, "tpcc_bp_instances_study", target_conn_id=TEST_CONN, settings={"buffer_pool_size": "256M"},
+                 matrix={"buffer_pool_instances": [{}]}, driver=driver, rampup_s=2, measure_s=6, interval_s=2)
+    assert str(result.state) == "success"
+    frame = frame_of(result)
+    assert (frame["status"] == "ok").all() and (frame["oracle"] == "match").all() and (frame["primary"] > 0).all()
+    metrics = {r["metric"]: r["value"] for r in point_rows(result) if r["kind"] == "metric" and r["status"] == "ok"}
+    assert metrics[figure] > 0 and metrics["new_orders_committed"] > 0
+    assert metrics["new_orders_per_min"] == pytest.approx(metrics["new_orders_committed"] * 60 / metrics["window_s"])
+    assert 5 < metrics["window_s"] < 9
+    assert metrics["driver_cpu_share"] is None or 0 < metrics["driver_cpu_share"] < 2
+    if driver == "tpcc-mysql":  # its per-type counts are parsed; percentiles it does not print are absent
+        assert metrics["payment_count"] > 0 and "new_order_p50_ms" not in metrics and metrics["new_order_max_ms"] > 0
+        # the tool counts what it completed in its own window; the database what committed in ours
+        assert metrics["driver_new_orders_per_min"] == pytest.approx(metrics["new_orders_per_min"], rel=0.25)
+    series = [r for r in point_rows(result) if r["kind"] == "series"]
+    assert series and all(TimeSeries.from_json(r["series"]).measured() for r in series)
+
+
+def test_a_seed_config_is_every_points_base_and_the_points_knobs_override_it(bag):
+    """`server_config: seed_002` (the seed's my.cnf, trimmed): the managed target restarts with it
+    for every point; the point's own knobs (here the pool size) win over it."""
+    result = run(bag, "tpcc_bp_instances_study", target_conn_id=TEST_CONN, server_config="seed_002",
+                 settings={"buffer_pool_size": "256M", "flush_log_at_trx_commit": 2},
+                 matrix={"buffer_pool_instances": [{}]})
+    assert str(result.state) == "success"
+    snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in ResultsStore().rows(server_snapshots)}
+    (measured,) = [r for r in point_rows(result) if r["metric"] == "new_orders_per_min" and r["kind"] == "metric"]
+    seen = snapshots[measured["variables_hash"]]
+    assert seen["max_connections"] == "2000" and seen["innodb_io_capacity"] == "20000"
+    assert seen["innodb_flush_method"] == "O_DIRECT" and seen["innodb_log_buffer_size"] == str(256 << 20)
+    assert seen["innodb_flush_log_at_trx_commit"] == "2"  # the spec's knob, not the config's 1
+    assert seen["innodb_buffer_pool_size"] == str(256 << 20)

@@ -72,7 +72,7 @@ def _observed(failure: dict[str, Any]) -> dict[str, Any]:
 
 def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFrame, series: pd.DataFrame,
                  plans: list[dict[str, Any]], validation: dict[str, Any], flags: list[str],
-                 metadata: dict[str, Any]) -> dict[str, Any]:
+                 metadata: dict[str, Any], extra_tables: list[tuple[str, pd.DataFrame]] = ()) -> dict[str, Any]:
     directory = report_dir(dag_id, run_id)
     counters = workload.summary_counters()
     summary = summaries(frame, counters)
@@ -109,6 +109,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                                           columns="cache", values="median", aggfunc="first")
                 tables.append((f"Warm vs cold for {subject} (median {workload.primary.unit})",
                                pivot.to_html(float_format="%.4f", na_rep="-")))
+    for title, table in extra_tables:
+        tables.append((title, table.to_html(float_format="%.2f", na_rep="absent")))
     comparison = compare(frame, workload.primary, tuple(spec.counters), plans)  # every counter: flavors differ
     if comparison["primary"] is not None:
         tables.insert(0, (f"Servers side by side: median {workload.primary.name} ({workload.primary.unit}; "
@@ -133,6 +135,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         "findings": sentences, "noise_flags": flags, "validation": validation,
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
         "servers": as_records(comparison),
+        "tables": {title: json.loads(table.reset_index().to_json(orient="records")) for title, table in extra_tables},
     }
     (directory / "summary.json").write_text(json.dumps(out, indent=2, default=str))
     esc = html.escape

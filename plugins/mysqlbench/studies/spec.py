@@ -208,6 +208,7 @@ class StudySpec(BaseModel):
             self.dataset = workload.dataset_model.model_validate(self.dataset.model_dump(by_alias=True))
         workload.check_units(self.units, self.dataset)
         workload.params_model.model_validate(self.workload_params)
+        workload.check_spec(self)
         swept = {k for d, opts in self.matrix.items() for o in opts for k in _as_knobs(d, o)}
         fixed = swept & set(self.settings)
         if fixed:

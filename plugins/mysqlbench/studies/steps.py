@@ -32,6 +32,7 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     from mysqlbench.targets.managed import ensure_running
 
     spec = merged_spec(study, params)
+    workload_of(spec).check_runnable()
     targets = [TargetConnection.from_airflow(conn_id) for conn_id in spec.measured_targets()]  # all exist
     for target in targets:
         ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
@@ -172,9 +173,11 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
                 "package_version": first.get("package_version")}
     validation = validation or {"success": False, "failures": [{"check": "validation task did not finish"}]}
     ti = recorder.context["ti"]
+    frame = execution_frame(rows, workload.primary)
     out = write_report(spec=spec, workload=workload, dag_id=ti.dag_id, run_id=ti.run_id,
-                       frame=execution_frame(rows, workload.primary), series=series, plans=plans,
-                       validation=validation, flags=validation.get("flags", []), metadata=metadata)
+                       frame=frame, series=series, plans=plans,
+                       validation=validation, flags=validation.get("flags", []), metadata=metadata,
+                       extra_tables=workload.report_tables(rows, frame))
     log.info("report%s: %s (summary: %s)", "" if out["valid"] else " (INVALID)", out["html"], out["summary"])
     for sentence in out["findings"]:
         log.info("finding: %s", sentence)

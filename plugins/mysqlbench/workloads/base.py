@@ -117,6 +117,17 @@ class StudyWorkload(ABC):
     def check_units(cls, units: list[str], dataset: BaseModel) -> None:
         """Raise :class:`InvalidInput` for a unit this workload does not know."""
 
+    @classmethod
+    def check_spec(cls, spec) -> None:
+        """Raise ``ValueError`` for workload params that contradict the spec's own limits (checked
+        when the spec is built, before anything runs)."""
+        return None
+
+    def check_runnable(self) -> None:
+        """Raise :class:`InvalidInput` when this machine lacks what the run needs (a tool, a built
+        peer); called by the study's first task, before any server is touched."""
+        return None
+
     @abstractmethod
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
         """Make sure the dataset is on the target, loaded and verified; returns at least
@@ -152,6 +163,11 @@ class StudyWorkload(ABC):
 
     def expectations(self, frame) -> list[Any]:
         """This workload's Great Expectations over the run's executions frame."""
+        return []
+
+    def report_tables(self, rows: list[dict[str, Any]], frame) -> list[tuple[str, Any]]:
+        """This workload's own report tables (title, pandas DataFrame) from the run's recorded rows
+        and executions frame."""
         return []
 
     def summary_counters(self) -> tuple[str, ...]:

@@ -13,12 +13,14 @@ import hashlib
 import json
 import logging
 import statistics
+import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mysqlbench.errors import InvalidInput, MysqlbenchError
+from mysqlbench.identifiers import check_name
 from mysqlbench.workloads.base import Answer, Better, Metric, Session, StudyWorkload, UnitResult
 from mysqlbench.workloads.tpcc import driver as tpcc_driver
 from mysqlbench.workloads.tpcc.models import TpccDataset
@@ -40,6 +42,9 @@ class TpccParams(BaseModel):
                                   description="percent per transaction (new_order, payment, order_status, "
                                               "delivery, stock_level), summing to 100")
     think_time: bool = Field(default=False, description="the specification's keying and think times")
+    driver: Literal["ours", "tpcc-mysql", "sysbench-tpcc"] = Field(
+        default="ours", description="who runs the transactions: our stored-procedure driver, or a peer "
+                                    "(tpcc-mysql, sysbench-tpcc) built with `bin/mysqlbench peer build`")
 
     @field_validator("mix")
     @classmethod
@@ -53,6 +58,17 @@ class TpccParams(BaseModel):
     def _windows(self) -> "TpccParams":
         if self.interval_s > self.measure_s:
             raise ValueError(f"interval_s ({self.interval_s:g}) is longer than the measure window ({self.measure_s:g})")
+        if self.driver != "ours":
+            from mysqlbench.workloads.tpcc import peers
+
+            if self.mix != tpcc_driver.check_mix(tpcc_driver.STANDARD_MIX) or self.think_time:
+                raise ValueError(f"driver {self.driver} runs its own fixed mix without think times: leave mix and "
+                                 "think_time at their defaults, or use driver: ours")
+            try:
+                peers.check_whole_seconds(self.rampup_s, self.measure_s, self.interval_s)
+                peers.PeerRunConfig(1, self.connections, int(self.rampup_s), int(self.measure_s), int(self.interval_s))
+            except InvalidInput as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 
@@ -195,6 +211,20 @@ class TpccWorkload(StudyWorkload):
             raise MysqlbenchError(f"reloading dataset {wanted} failed validation: {result.failures}")
         return {"how": "reload", "seconds": round(time.monotonic() - started, 3)}
 
+    @classmethod
+    def check_spec(cls, spec) -> None:
+        params = cls.params_model.model_validate(spec.workload_params)
+        run_s = params.rampup_s + params.measure_s
+        if run_s >= spec.timeout_s:
+            raise ValueError(f"rampup_s + measure_s ({run_s:g} s) is longer than a run may take (timeout_s = "
+                             f"{spec.timeout_s:g} s): shorten the rampup or raise timeout_s")
+
+    def check_runnable(self) -> None:
+        if self.params.driver != "ours":
+            from mysqlbench.workloads.tpcc import peers
+
+            peers.locate(self.params.driver)
+
     # -- one run ----------------------------------------------------------------------------------
     def prepare(self, unit: str) -> tpcc_driver.DriverConfig:
         p = self.params
@@ -212,59 +242,60 @@ class TpccWorkload(StudyWorkload):
         # the data this run starts from, against the verified dataset's (outside the window)
         expected = checksum_digest(marker["fingerprint"])
         found = checksum_digest(fingerprint(session.conn, schema))
-        driver = tpcc_driver.Driver(config, lambda: session.target.connect(database=schema), marker["c_load"])
-        driver.start()
-        try:
-            deadline = driver.started + config.rampup_s
-            while time.perf_counter() < deadline and not session.window.aborted:
-                time.sleep(0.05)
-
-            def window() -> None:  # the measure phase only: the terminals are already running
-                end = driver.started + config.rampup_s + config.measure_s
-                while time.perf_counter() < end and not session.window.aborted:
-                    time.sleep(0.05)
-
-            measured = session.window.run(window, kill=driver.stop)
-        finally:
-            driver.stop()
+        run = _ours if self.params.driver == "ours" else _peer
+        measured, out, counted = run(session, config, marker, self.params.driver)
         if measured.error is not None:
             raise measured.error
-        if driver.failures:
-            raise MysqlbenchError(f"a TPC-C terminal failed: {driver.failures[0]!r}")
-        out = tpcc_driver.results(driver.records, config)
         consistency = check_consistency(session.conn, schema)
         problems = [] if found == expected else [f"started from other data than the verified dataset (table "
                                                   f"checksums {found}, verified {expected})"]
         problems += [f"{f['check']} ({f.get('unexpected_count')} rows)" for f in consistency.failures]
         verdict = "; ".join(problems) or "match"
+        # every driver is counted the same way: New-Orders the database committed in the window
+        new_orders_per_min = counted["new_orders"] * 60 / counted["seconds"]
         metrics: dict[str, tuple[float | None, str]] = {
-            "new_orders_per_min": (out["new_orders_per_min"], "1/min"),
-            "transactions_per_s": (out["transactions"] / config.measure_s, "1/s"),
+            "new_orders_per_min": (new_orders_per_min, "1/min"),
+            "new_orders_committed": (float(counted["new_orders"]), "count"),
+            "window_s": (counted["seconds"], "s"),
+            "driver_new_orders_per_min": (out["new_orders_per_min"], "1/min"),
+            "transactions_per_s": (out["transactions"] / config.measure_s if out["transactions"] is not None
+                                   else None, "1/s"),
+            "driver_cpu_share": (counted["driver_cpu_s"] / counted["seconds"]
+                                 if counted["driver_cpu_s"] is not None else None, "cores"),
         }
         for kind, stats in out["per_type"].items():
-            metrics[f"{kind}_count"] = (float(stats["ok"]), "count")
-            metrics[f"{kind}_rollbacks"] = (float(stats["rollbacks"]), "count")
-            metrics[f"{kind}_errors"] = (float(stats["errors"]), "count")
-            metrics[f"{kind}_retries"] = (float(stats["retries"]), "count")
+            for key in ("ok", "rollbacks", "errors", "retries"):
+                value = stats[key]
+                metrics[f"{kind}_{'count' if key == 'ok' else key}"] = (
+                    float(value) if value is not None else None, "count")
             for q in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"):
                 metrics[f"{kind}_{q}"] = (stats[q], "ms")
-        offsets = [i["end_s"] for i in out["intervals"]]
-        after_rampup = [i["new_orders_per_min"] for i in out["intervals"]
-                        if i["end_s"] - config.interval_s >= config.rampup_s - 1e-9]
+        units = {"tpmC": "1/min", "tps_in_window": "1/s", "tps_whole_run": "1/s"}
+        for name, value in (out.get("tool_figure") or {}).items():
+            if isinstance(value, (int, float)):
+                metrics[f"tool_{name}"] = (float(value), units.get(name, "count"))
+        intervals = out["intervals"]
+        offsets = [i["end_s"] for i in intervals]
+        window_intervals = [i for i in intervals if i["end_s"] - config.interval_s >= config.rampup_s - 1e-9]
+        key = "new_orders_per_min" if all(i["new_orders_per_min"] is not None for i in intervals) \
+            else "transactions_per_s"
+        after_rampup = [i[key] for i in window_intervals]
         if len(after_rampup) >= 2 and statistics.fmean(after_rampup) > 0:
             # the seeds judged stability from throughput over time: its coefficient of variation
             metrics["stability_cv"] = (statistics.stdev(after_rampup) / statistics.fmean(after_rampup), "ratio")
-        series = {
-            "new_orders_per_min": (TimeSeries(offsets, [i["new_orders_per_min"] for i in out["intervals"]],
-                                              config.interval_s, config.rampup_s), "1/min"),
-            "p95_latency_ms": (TimeSeries(offsets, [i["p95_ms"] for i in out["intervals"]], config.interval_s,
-                                          config.rampup_s), "ms"),
-        }
+        series = {}
+        if intervals:
+            unit = "1/min" if key == "new_orders_per_min" else "1/s"
+            series[key] = (TimeSeries(offsets, [i[key] for i in intervals], config.interval_s, config.rampup_s), unit)
+            if all(i["p95_ms"] is not None for i in intervals):
+                series["p95_latency_ms"] = (TimeSeries(offsets, [i["p95_ms"] for i in intervals], config.interval_s,
+                                                       config.rampup_s), "ms")
         return UnitResult(
-            status="ok", primary=out["new_orders_per_min"], metrics=metrics, counters=measured.counters,
+            status="ok", primary=new_orders_per_min, metrics=metrics, counters=measured.counters,
             os=measured.os, os_samples=measured.os_samples, series=series,
-            answer=Answer(rows=out["new_orders"], checksum=found, oracle=verdict),
+            answer=Answer(rows=counted["new_orders"], checksum=found, oracle=verdict),
             facts={"dataset_checksum": {"expected": expected, "found": found}, "errors": out["errors"],
+                   "driver": self.params.driver, "tool_figure": out.get("tool_figure"),
                    "consistency": {"success": consistency.success, "failures": consistency.failures},
                    "per_type": out["per_type"]})
 
@@ -284,7 +315,147 @@ class TpccWorkload(StudyWorkload):
             meta={"check": "same_data_every_point"}))
         return out
 
+    def report_tables(self, rows: list[dict[str, Any]], frame) -> list[tuple[str, Any]]:
+        """Latency percentiles and counts per transaction type, and each run's figures: the
+        database's count beside the driver's own, the driver's CPU, stability and consistency."""
+        import pandas as pd
+
+        ok = frame[frame["status"] == "ok"] if not frame.empty else frame
+        if ok.empty:
+            return []
+        stats = ("count", "rollbacks", "errors", "retries", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")
+        per_type = []
+        for point, group in ok.groupby("point"):
+            for kind in tpcc_driver.TRANSACTIONS:
+                if f"{kind}_count" not in group:
+                    continue
+                per_type.append({"point": point, "transaction": kind, **{
+                    stat: group[f"{kind}_{stat}"].median() if f"{kind}_{stat}" in group
+                    and group[f"{kind}_{stat}"].notna().any() else None for stat in stats}})
+        tables = []
+        if per_type:
+            tables.append(("Per transaction type (median over repetitions; latency in ms; absent: the driver does "
+                           "not report it)", pd.DataFrame(per_type).set_index(["point", "transaction"])))
+        columns = [c for c in ("point", "repetition", "primary", "driver_new_orders_per_min", "tool_tpmC",
+                               "tool_tps_in_window", "driver_cpu_share", "stability_cv", "oracle", "checksum")
+                   if c in ok]
+        runs = ok[columns].rename(columns={"primary": "new_orders_per_min (database)", "oracle": "consistency"})
+        tables.append(("Each run: New-Orders per minute counted from the database, the driver's own figure, the "
+                       "driver's CPU (cores), stability (coefficient of variation of the intervals after the "
+                       "rampup) and the checks after the run", runs.set_index(["point", "repetition"])))
+        return tables
+
     def summary_counters(self) -> tuple[str, ...]:
         wanted = ("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests", "Innodb_data_written",
                   "Innodb_os_log_written", "Innodb_row_lock_waits")
         return tuple(c for c in wanted if c in self.spec.counters)
+
+
+# -- the drivers: each runs the rampup outside the engine's window and the measure phase inside it,
+# and reads sum(d_next_o_id) at the window's edges (outside it: one cheap read on each side)
+def _new_orders(conn, table: str = "district") -> int:
+    conn.commit()  # a fresh snapshot for each read
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT SUM(d_next_o_id) FROM `{check_name(table, 'table')}`")
+        return int(cur.fetchone()[0])
+
+
+def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], _name: str):
+    driver = tpcc_driver.Driver(config, lambda: session.target.connect(database=session.schema), marker["c_load"])
+    driver.start()
+    try:
+        deadline = driver.started + config.rampup_s
+        while time.perf_counter() < deadline and not session.window.aborted:
+            time.sleep(0.05)
+        before, cpu, edge = _new_orders(session.conn), time.process_time(), time.perf_counter()
+
+        def window() -> None:  # the measure phase only: the terminals are already running
+            end = driver.started + config.rampup_s + config.measure_s
+            while time.perf_counter() < end and not session.window.aborted:
+                time.sleep(0.05)
+
+        measured = session.window.run(window, kill=driver.stop)
+        after, cpu, seconds = _new_orders(session.conn), time.process_time() - cpu, time.perf_counter() - edge
+    finally:
+        driver.stop()
+    if driver.failures:
+        raise MysqlbenchError(f"a TPC-C terminal failed: {driver.failures[0]!r}")
+    # our driver runs in this process: its CPU is this process's (the engine's sampler is idle)
+    counted = {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu}
+    return measured, tpcc_driver.results(driver.records, config), counted
+
+
+def _peer(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], name: str, *,
+          own_tables: bool = False):
+    """``own_tables``: sysbench-tpcc on the tables its own ``prepare`` made (``make bench``), not
+    on ours through views."""
+    from mysqlbench.workloads.tpcc import peers
+
+    home = peers.locate(name)
+    pconfig = peers.PeerRunConfig(config.warehouses, config.connections, int(config.rampup_s),
+                                  int(config.measure_s), int(config.interval_s))
+    target = session.target
+    started, finished = threading.Event(), threading.Event()
+    if name == peers.TPCC_MYSQL:
+        def on_line(line: str) -> None:
+            if line.strip() == peers.TPCC_MYSQL_MEASURE_START:
+                started.set()
+            elif peers.is_tpcc_mysql_interval(line) == pconfig.measure_s:
+                finished.set()
+
+        endpoint = peers.Endpoint.of(target, session.schema)
+        proc = peers.PeerProcess(peers.tpcc_mysql_start_argv(home, endpoint, pconfig), home, [target.password],
+                                 on_line)
+        return _drive_peer(session, proc, pconfig, started, finished, lambda text: peers.parse_tpcc_mysql(text, pconfig))
+    if own_tables:
+        endpoint = peers.Endpoint.of(target, session.schema)
+    else:
+        with session.conn.cursor() as cur:  # sysbench-tpcc reaches our tables through merge views
+            for statement in peers.sysbench_views(session.schema):
+                cur.execute(statement)
+        endpoint = peers.Endpoint.of(target, peers.views_schema(session.schema))
+
+    def on_sysbench(line: str) -> None:
+        if line.strip() == "Threads started!":
+            # sysbench 1.0 has no warm-up option: the rampup is timed from its threads' start
+            threading.Timer(pconfig.rampup_s, started.set).start()
+
+    with peers.SysbenchSecret(target.password) as secret:
+        argv = peers.sysbench_argv(home, endpoint, pconfig, secret, "run", pconfig.rampup_s + pconfig.measure_s)
+        proc = peers.PeerProcess(argv, home, [target.password], on_sysbench)
+        return _drive_peer(session, proc, pconfig, started, None,
+                           lambda text: peers.parse_sysbench_tpcc(text, pconfig),
+                           district="district1" if own_tables else "district")
+
+
+def _drive_peer(session: Session, proc, pconfig, started: threading.Event, finished: threading.Event | None, parse,
+                district: str = "district"):
+    proc.start()
+    try:
+        limit = time.monotonic() + pconfig.rampup_s + 120
+        while not started.wait(0.05):
+            if session.window.aborted or proc.proc.poll() is not None or time.monotonic() > limit:
+                proc.stop()
+                raise MysqlbenchError(f"{proc.argv[0]} did not start its measure phase: {proc.output[-800:]}")
+        before, edge = _new_orders(session.conn, district), time.perf_counter()
+        cpu = {"start": proc.cpu_seconds(), "last": None}
+
+        def window() -> None:
+            end = time.perf_counter() + pconfig.measure_s + 60
+            while not session.window.aborted and time.perf_counter() < end:
+                # the last reading before the tool exits (a process gone has no /proc entry)
+                cpu["last"] = proc.cpu_seconds() or cpu["last"]
+                if (finished is not None and finished.is_set()) or proc.proc.poll() is not None:
+                    return
+                time.sleep(0.1)
+
+        measured = session.window.run(window, kill=proc.stop)
+        after, seconds = _new_orders(session.conn, district), time.perf_counter() - edge
+        proc.wait(120)
+    finally:
+        proc.stop()
+    if measured.error is not None:  # killed: the abort is what the point records, not a missing report
+        return measured, {}, {}
+    log.info("%s output:\n%s", proc.argv[0], proc.output)
+    cpu_s = cpu["last"] - cpu["start"] if cpu["start"] is not None and cpu["last"] is not None else None
+    return measured, parse(proc.output), {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu_s}
