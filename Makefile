@@ -31,6 +31,7 @@ bench: setup
 	source bin/env.sh && .venv/bin/python bench/dataset_check_bench.py
 	source bin/env.sh && .venv/bin/python bench/load_bench.py
 	source bin/env.sh && .venv/bin/python bench/study_bench.py
+	source bin/env.sh && .venv/bin/python bench/tpcc_bench.py
 
 down:
 	@bin/mysqlbench target down demo

@@ -37,6 +37,7 @@ COVERED = {
     "bin/mysqlbench results --dag-id tpch_load": "test_cli_commands",
     "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 2}'": "test_cli_commands (1 warehouse)",
     "bin/mysqlbench lint": "test_cli_commands",
+    "bin/mysqlbench peer build tpcc-mysql": "test_cli_commands (MYSQLBENCH_PEER_SOURCES: this checkout's refs)",
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
     "make bench": "test_make_bench_short",
     "bin/mysqlbench server list": "test_server_commands",
@@ -121,14 +122,28 @@ def test_cli_commands(clone):
     run(clone, "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 1}'")
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpcc_load").stdout)
     assert [v["success"] for v in results["validations"]] == [True]
+    from mysqlbench.workloads.tpcc import peers
+
+    sources = peers.default_sources()  # a clone has no ../shared/refs beside it
+    if sources is not None:
+        built = json.loads(run(clone, "bin/mysqlbench peer build tpcc-mysql", MYSQLBENCH_PEER_SOURCES=str(sources)).stdout)
+        assert built["built"] and (clone / "work" / "peers" / "tpcc-mysql" / "tpcc_start").exists()
 
 
 def test_make_bench_short(clone):
-    done = run(clone, "make bench", timeout=1500, BENCH_SF="0.01", BENCH_RUNS="1", BENCH_STUDY_SF="0.01",
-               BENCH_POWER="0")
+    from mysqlbench.workloads.tpcc import peers
+
+    sources = peers.default_sources()  # the clone has no ../shared/refs beside it: point at this checkout's
+    done = run(clone, "make bench", timeout=1800, BENCH_SF="0.01", BENCH_RUNS="1", BENCH_STUDY_SF="0.01",
+               BENCH_POWER="0", BENCH_TPCC_WAREHOUSES="1", BENCH_TPCC_RAMPUP_S="2", BENCH_TPCC_MEASURE_S="6",
+               BENCH_TPCC_INTERVAL_S="2", **({"MYSQLBENCH_PEER_SOURCES": str(sources)} if sources else {}))
     for line in ("stat stamp (what every load and study does)", "ratio ours / plain", "parse time of all DAG files",
-                 "orchestration overhead share"):
+                 "orchestration overhead share", "New-Orders/min (database)"):
         assert line in done.stdout, done.stdout
+    if sources:
+        assert "ratio ours / tpcc-mysql" in done.stdout and "ratio ours / sysbench-tpcc" in done.stdout, done.stdout
+    else:
+        assert "tpcc-mysql skipped" in done.stdout, done.stdout
 
 
 def test_server_commands(clone):
