@@ -281,11 +281,17 @@ class WindowResult:
     server_timeout: bool  # the server's own timeout counter moved inside the window
 
 
-def reading_cost(conn) -> dict[str, int]:
-    """What reading the counters itself adds to them: the delta over an empty window."""
-    first = read_status(conn)
-    second = read_status(conn)
-    return {name: second[name] - first[name] for name in second if name in first}
+def reading_cost(conn, samples: int = 3) -> dict[str, int]:
+    """What reading the counters itself adds to them: the least delta over ``samples`` empty
+    windows. Global counters also move with the server's background work (purge, statistics),
+    and a burst caught in a single empty window would be subtracted from every measured one,
+    driving a small query's delta below zero; the reading's own cost is in every sample."""
+    readings = [read_status(conn) for _ in range(samples + 1)]
+    out: dict[str, int] = {}
+    for name in readings[-1]:
+        if all(name in r for r in readings):
+            out[name] = min(b[name] - a[name] for a, b in zip(readings[:-1], readings[1:], strict=True))
+    return out
 
 
 class StatementRunner:
