@@ -86,6 +86,13 @@ def test_peer_output_is_redacted(tmp_path):
     assert "[pass]: ***" in proc.output
 
 
+def test_a_peer_does_not_inherit_airflow_connections(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_MYSQLBENCH_X", "mysql://u:hunter2@h/db")
+    script = "import os; print(sorted(k for k in os.environ if 'AIRFLOW' in k))"
+    proc = peers.PeerProcess([sys.executable, "-c", script], tmp_path, [])
+    assert proc.start().wait(30) == 0 and proc.output.strip() == "[]"
+
+
 def test_peer_options_are_checked_before_anything_runs(monkeypatch, tmp_path):
     from mysqlbench.workloads.tpcc.workload import TpccParams
 

@@ -177,6 +177,12 @@ def check_whole_seconds(rampup_s: float, measure_s: float, interval_s: float) ->
         raise InvalidInput(f"the peer drivers take whole seconds: {', '.join(broken)}")
 
 
+def _tool_environment() -> dict[str, str]:
+    """The environment a peer runs with: ours without Airflow's and mysqlbench's settings (an
+    ``AIRFLOW_CONN_*`` variable holds a connection's password; a tool has no use for any of them)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "MYSQLBENCH_"))}
+
+
 class PeerProcess:
     """One run of a peer: its own process group, stdout read line by line (redacted), ``on_line``
     called for every line so the caller can mark the window's edges as the tool reports them."""
@@ -196,7 +202,7 @@ class PeerProcess:
     def start(self) -> "PeerProcess":
         self.proc = subprocess.Popen(self.argv, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, bufsize=1, start_new_session=True,
-                                     env={**os.environ, **(self.env or {})})
+                                     env={**_tool_environment(), **(self.env or {})})
         self._reader = threading.Thread(target=self._read, name="peer-output", daemon=True)
         self._reader.start()
         return self
