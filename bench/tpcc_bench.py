@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO / "plugins"))
 from mysqlbench import ownership, paths  # noqa: E402
 from mysqlbench.errors import MysqlbenchError  # noqa: E402
 from mysqlbench.identifiers import check_name  # noqa: E402
+from mysqlbench.ossampler import process_cpu_seconds  # noqa: E402
 from mysqlbench.targets.managed import ManagedServer, ManagedSpec  # noqa: E402
 from mysqlbench.workloads.tpcc import driver as tpcc_driver  # noqa: E402
 from mysqlbench.workloads.tpcc import peers, pipeline  # noqa: E402
@@ -70,8 +71,7 @@ def admin(server: ManagedServer, *statements: str, database: str | None = None) 
 
 
 def mysqld_cpu_s(server: ManagedServer) -> float:
-    fields = Path(f"/proc/{server.pid()}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return process_cpu_seconds(server.pid())
 
 
 def load_all(server: ManagedServer, target, available: list[str]) -> dict[str, float]:

@@ -30,15 +30,26 @@ def _disk_sectors() -> tuple[int, int]:
     return read * 512, written * 512
 
 
-def _process_ticks(pid: int | None) -> int:
+def _stat_ticks(pid: int | None) -> int | None:
+    """User + system clock ticks of process ``pid`` (from /proc/PID/stat); None if it is gone."""
     if not pid:
-        return 0
+        return None
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(") ", 1)[1].split()
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError):
-        return 0
+        return None
+
+
+def _process_ticks(pid: int | None) -> int:
+    return _stat_ticks(pid) or 0
+
+
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far; None once it is gone."""
+    ticks = _stat_ticks(pid)
+    return None if ticks is None else ticks / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass

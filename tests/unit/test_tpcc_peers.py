@@ -5,6 +5,7 @@ kept out of what is stored, and the peer options checked before anything runs.""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,13 @@ def test_peer_options_are_checked_before_anything_runs(monkeypatch, tmp_path):
 def test_build_refuses_a_folder_that_is_not_the_peer(tmp_path):
     with pytest.raises(peers.PeerUnavailable, match="not a tpcc-mysql checkout"):
         peers.build("tpcc-mysql", tmp_path)
+
+
+def test_a_peers_cpu_is_read_while_it_runs_and_absent_once_it_is_gone(tmp_path):
+    proc = peers.PeerProcess([sys.executable, "-c", "import time; sum(range(3_000_000)); time.sleep(1)"], tmp_path, [])
+    proc.start()
+    time.sleep(0.8)
+    busy = proc.cpu_seconds()
+    assert busy is not None and busy > 0
+    proc.wait(30)
+    assert proc.cpu_seconds() is None  # reaped: absent, not zero

@@ -217,13 +217,9 @@ class PeerProcess:
 
     def cpu_seconds(self) -> float | None:
         """User + system CPU of the peer's process so far (None once it has exited)."""
-        if self.proc is None:
-            return None
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        from mysqlbench.ossampler import process_cpu_seconds
+
+        return process_cpu_seconds(self.proc.pid) if self.proc is not None else None
 
     def stop(self) -> None:
         """Stop the whole process group (a kill of the point, or the end of a tool that runs on)."""

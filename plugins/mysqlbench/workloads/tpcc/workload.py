@@ -380,7 +380,8 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
         driver.stop()
     if driver.failures:
         raise MysqlbenchError(f"a TPC-C terminal failed: {driver.failures[0]!r}")
-    # our driver runs in this process: its CPU is this process's (the engine's sampler is idle)
+    # our driver runs in this process: its CPU is this process's (plus the engine's once-a-second
+    # OS sampler, a few /proc reads)
     counted = {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu}
     return measured, tpcc_driver.results(driver.records, config), counted
 
