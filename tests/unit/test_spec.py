@@ -12,8 +12,9 @@ def test_every_shipped_spec_validates():
     names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
     tpcc_studies = {"tpcc_bp_instances_study", "tpcc_bp_sweep_study", "tpcc_bp_instances_seed001_full",
                     "tpcc_bp_sweep_seed002_full"}
-    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", *tpcc_studies}
-    for name in names - tpcc_studies:
+    sysbench = {"sysbench_cpu", "sysbench_fileio", "sysbench_oltp"}
+    assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", *tpcc_studies, *sysbench}
+    for name in names - tpcc_studies - sysbench:
         assert load_spec(name).counters == list(SEED_COUNTERS)
     tpcc = load_spec("tpcc_bp_instances_study")
     assert tpcc.workload == "tpcc" and "Innodb_row_lock_waits" in tpcc.counters
@@ -52,7 +53,7 @@ def test_order_is_random_and_reproducible():
     ({"variables": {"join_cache_level": 0}}, "join_cache_level (knob bka)"),
     ({"variables": {"innodb_buffer_pool_size": "128M"}}, "innodb_buffer_pool_size (knob buffer_pool_size)"),
     ({"workload_params": {"orakel": True}}, "orakel"),
-    ({"settings": {"bka": "on"}}, "both fixed in settings and swept in the matrix: ['bka']"),
+    ({"settings": {"bka": "on"}}, "both fixed (settings or workload_params) and swept in the matrix: ['bka']"),
     ({"matrix": {"join_buffer_size": ["6M", "6M'"]}}, "is not a size"),
     ({"matrix": {"bogus": [1]}}, "unknown knob 'bogus'"),
     ({"variables": {"secure_file_priv": "/tmp"}}, "is refused, path variable"),

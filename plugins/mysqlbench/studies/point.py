@@ -62,7 +62,8 @@ class PointRun:
     def __init__(self, spec: StudySpec, point: dict[str, Any], target: TargetConnection,
                  workload: StudyWorkload | None = None, dataset_id: str | None = None):
         self.spec, self.point, self.target = spec, point, target
-        self.workload = workload or workload_class(spec.workload)(spec)
+        # a point that sweeps a workload param (threads, concurrency) runs the workload with its value
+        self.workload = workload or workload_class(spec.workload)(spec, point.get("params"))
         self.control = None  # restart control of our managed instance, once proven inside the hold
         self.journal = RestoreJournal(target.conn_id)
         self.dataset_id = dataset_id
@@ -247,8 +248,11 @@ class PointRun:
                         lock.renew()
                     if cold:
                         with self._phase("restart"):
+                            own = [str(p) for p in self.workload.cold_paths(self.target)]
                             evidence = {"restart": True,
                                         **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
+                                        **({"workload_files_evicted": {p: cache.evict_files(p) for p in own}}
+                                           if own else {}),
                                         "datadir_fs": filesystem_of(self.control.datadir),
                                         "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not "
                                                          "hold data pages"}
@@ -283,6 +287,10 @@ class PointRun:
         until physical reads stop (or the evidence that the working set does not fit)."""
         if self.workload.warms_in_window:
             return {"warm": None, "why": "warmed by the workload's own rampup inside the window"}
+        with self._phase("warmup"):
+            own = self.workload.warm(session, prepared)
+        if own is not None:
+            return own
         with self._phase("warmup"):
             evidence = cache.warm_up(lambda s=session: self.workload.warm_run(s, prepared), self.spec.warmup_max_runs)
         if evidence["warm"] is False:

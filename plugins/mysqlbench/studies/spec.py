@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from mysqlbench import paths
 from mysqlbench.errors import InvalidInput
@@ -189,14 +198,21 @@ class StudySpec(BaseModel):
 
     @field_validator("matrix")
     @classmethod
-    def _matrix(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    def _matrix(cls, value: dict[str, list[Any]], info) -> dict[str, list[Any]]:
+        from mysqlbench.workloads.base import workload_class
+
+        try:
+            swept_params = workload_class(info.data.get("workload") or "tpch").sweep_params
+        except InvalidInput:
+            swept_params = ()  # the workload field reports its own error
         for dimension, options in value.items():
             check_name(dimension, "matrix dimension")
             if not options:
                 raise ValueError(f"matrix dimension {dimension!r} has no values")
             for option in options:
                 for knob, knob_value in _as_knobs(dimension, option).items():
-                    check_knob(knob, knob_value)
+                    if knob not in swept_params:  # a workload param is checked by its model (_whole)
+                        check_knob(knob, knob_value)
         return value
 
     @model_validator(mode="after")
@@ -208,11 +224,20 @@ class StudySpec(BaseModel):
             self.dataset = workload.dataset_model.model_validate(self.dataset.model_dump(by_alias=True))
         workload.check_units(self.units, self.dataset)
         workload.params_model.model_validate(self.workload_params)
+        for dimension, options in self.matrix.items():  # each swept workload param, as its model takes it
+            for option in options:
+                mine = {k: v for k, v in _as_knobs(dimension, option).items() if k in workload.sweep_params}
+                if mine:
+                    try:
+                        workload.params_model.model_validate({**self.workload_params, **mine})
+                    except ValidationError as exc:
+                        raise ValueError(f"matrix {dimension} = {option!r}: " + "; ".join(
+                            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())) from None
         workload.check_spec(self)
         swept = {k for d, opts in self.matrix.items() for o in opts for k in _as_knobs(d, o)}
-        fixed = swept & set(self.settings)
+        fixed = swept & (set(self.settings) | set(self.workload_params))
         if fixed:
-            raise ValueError(f"knobs both fixed in settings and swept in the matrix: {sorted(fixed)}")
+            raise ValueError(f"both fixed (settings or workload_params) and swept in the matrix: {sorted(fixed)}")
         size = len(self.cache) * len(self.measured_targets())
         for options in self.matrix.values():
             size *= len(options)
@@ -228,6 +253,9 @@ class StudySpec(BaseModel):
         """The sweep: cross product of the matrix dimensions, cache modes and targets, in a random
         order whose seed is recorded with every point (servers interleave, so neither always runs
         first)."""
+        from mysqlbench.workloads.base import workload_class
+
+        swept_params = workload_class(self.workload).sweep_params
         dims = list(self.matrix.items())
         combos = itertools.product(*[opts for _, opts in dims]) if dims else [()]
         points = []
@@ -244,8 +272,10 @@ class StudySpec(BaseModel):
                     server = [f"target={target}"] if self.targets else []
                     label = " ".join([*server, *(f"{k}={_show(v)}" for k, v in swept.items()), *defaults,
                                       f"cache={cache}"])
-                    points.append({"label": label, "swept": swept, "knobs": {**self.settings, **swept},
-                                   "cache": cache, "target": target})
+                    knobs = {k: v for k, v in swept.items() if k not in swept_params}
+                    params = {k: v for k, v in swept.items() if k in swept_params}
+                    points.append({"label": label, "swept": swept, "knobs": {**self.settings, **knobs},
+                                   "params": params, "cache": cache, "target": target})
         seed = self.seed if self.seed is not None else random.SystemRandom().randrange(2**31)
         random.Random(seed).shuffle(points)
         for order, point in enumerate(points):

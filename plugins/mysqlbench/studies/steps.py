@@ -109,16 +109,20 @@ def restore_target(data: dict[str, Any]) -> dict[str, Any]:
     from mysqlbench.targets.lock import exclusive
 
     spec = spec_of(data)
-    restored = {}
+    workload = workload_of(spec)
+    restored, released = {}, {}
     for conn_id in spec.measured_targets():
         target = TargetConnection.from_airflow(conn_id)
         left = RestoreJournal(target.conn_id).entries()
         with exclusive(target):
-            pass
+            done = workload.release_dataset(target)  # what only this run needed (a file test's files)
         if left:
             log.warning("restored %s: %s", target.conn_id, left)
             restored[conn_id] = left
-    return {"restored": restored}
+        if done:
+            log.info("released on %s: %s", target.conn_id, done)
+            released[conn_id] = done
+    return {"restored": restored, "released": released}
 
 
 def _measured_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:

@@ -107,10 +107,13 @@ class StudyWorkload(ABC):
     # measuring changes the data (a driver's transactions): every repetition starts from the
     # verified dataset again (``reset_dataset``), then a (re)start of a managed server
     changes_dataset: ClassVar[bool] = False
+    # workload params a spec's matrix may sweep like knobs (threads, concurrency): a point runs the
+    # workload with its own value, and its label names it
+    sweep_params: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, spec) -> None:
+    def __init__(self, spec, point_params: dict[str, Any] | None = None) -> None:
         self.spec = spec
-        self.params = self.params_model.model_validate(spec.workload_params)
+        self.params = self.params_model.model_validate({**spec.workload_params, **(point_params or {})})
 
     @classmethod
     @abstractmethod
@@ -153,6 +156,22 @@ class StudyWorkload(ABC):
         """One untimed run for warming the cache; returns its Innodb_buffer_pool_reads delta."""
         return None
 
+    def warm(self, session: Session, prepared: Any) -> dict[str, Any] | None:
+        """A workload whose cache is not the buffer pool warms it here and returns the evidence
+        (a file test reads its files once; a CPU test has nothing to warm and says so); None lets
+        the engine repeat ``warm_run`` until physical reads stop."""
+        return None
+
+    def cold_paths(self, target) -> list[Any]:
+        """Directories of this workload's own files (beyond the server's datadir) whose pages a
+        cold repetition evicts from the page cache."""
+        return []
+
+    def release_dataset(self, target) -> dict[str, Any] | None:
+        """The study's teardown: remove what only this run needed (a file test's files, unless the
+        spec keeps them). Returns what was done, or None."""
+        return None
+
     @abstractmethod
     def measure(self, session: Session, prepared: Any, repetition: int) -> UnitResult:
         """Measure ``prepared`` once, inside ``session.window`` and nothing else."""
@@ -185,7 +204,10 @@ class NoParams(BaseModel):
 # MYSQLBENCH_WORKLOADS="name=module:Class,other=module:Class" (the module must be importable where
 # the DAGs are parsed and where tasks run).
 BUILTIN = {"tpch": "mysqlbench.workloads.tpch.workload:TpchWorkload",
-           "tpcc": "mysqlbench.workloads.tpcc.workload:TpccWorkload"}
+           "tpcc": "mysqlbench.workloads.tpcc.workload:TpccWorkload",
+           "sysbench_cpu": "mysqlbench.workloads.sysbench.workload:SysbenchCpuWorkload",
+           "sysbench_fileio": "mysqlbench.workloads.sysbench.workload:SysbenchFileioWorkload",
+           "sysbench_oltp": "mysqlbench.workloads.sysbench.workload:SysbenchOltpWorkload"}
 
 
 def registry() -> dict[str, str]:

@@ -1,0 +1,130 @@
+"""The sysbench studies end to end with dag.test() against Debian's sysbench 1.0.20 and the
+session's managed MariaDB: numbers parsed from sysbench's own report, one OS sample per second of
+each measured window, files and tables prepared by sysbench and cleaned up or reused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mysqlbench.results.store import ResultsStore, TimeSeries, samples
+
+from conftest import TEST_CONN
+
+
+@pytest.fixture(scope="module")
+def bag(airflow_db, target):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+
+    Pool.create_or_update_pool(f"target_{TEST_CONN}", slots=1, description="tests", include_deferred=False)
+    return DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+
+
+def run(bag, dag_id, **conf):
+    from airflow.dag_processing.dagbag import DagBag
+
+    dag = DagBag(dag_folder=bag.dag_folder).get_dag(dag_id)  # fresh: dag.test() keeps the last conf
+    return dag.test(run_conf={"target_conn_id": TEST_CONN, "repetitions": 1, "seed": 3, **conf})
+
+
+def rows_of(run_):
+    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+
+
+def metric(rows, name, point, subject, kind="metric"):
+    (row,) = [r for r in rows if r["metric"] == name and r["point"] == point and r["subject"] == subject
+              and r["kind"] == kind]
+    return row
+
+
+def report_of(run_):
+    from mysqlbench.studies.report import report_dir
+
+    directory = report_dir(run_.dag_id, run_.run_id)
+    return json.loads((directory / "summary.json").read_text()), directory
+
+
+def test_sysbench_cpu_sweeps_threads(bag):
+    out = run(bag, "sysbench_cpu", max_prime=2000, time_s=3, interval_s=1, matrix={"threads": [1, 2]})
+    assert str(out.state) == "success"
+    rows = rows_of(out)
+    for threads in (1, 2):
+        point = f"threads={threads} cache=warm"
+        eps = metric(rows, "events_per_s", point, "cpu")
+        events, seconds = metric(rows, "events", point, "cpu"), metric(rows, "total_time_s", point, "cpu")
+        # the report's own rate agrees with its own count over its own time: parsed, not invented
+        assert eps["value"] > 1000 and eps["value"] == pytest.approx(events["value"] / seconds["value"], rel=0.01)
+        meta = json.loads(eps["metadata"])
+        assert meta["sysbench"]["options"]["threads"] == threads and meta["cache_evidence"]["warm"] is None
+        series = TimeSeries.from_json(metric(rows, "eps", point, "cpu", "series")["series"])
+        # an interval line per second; sysbench may end before printing the one at its last second
+        assert len(series.values) in (2, 3) and all(v > 0 for v in series.values)
+        os_user = TimeSeries.from_json(metric(rows, "os_cpu_user_pct", point, "cpu", "series")["series"])
+        assert len(os_user.values) >= 3  # one sample per second of sysbench's 3 s window
+    one = metric(rows, "events_per_s", "threads=1 cache=warm", "cpu")["value"]
+    two = metric(rows, "events_per_s", "threads=2 cache=warm", "cpu")["value"]
+    assert two > 1.3 * one  # two threads on this 2-core machine
+    summary, directory = report_of(out)
+    assert summary["valid"] and (directory / "series_os_cpu_user_pct.png").exists()
+
+
+def test_sysbench_fileio_prepares_measures_and_cleans_up(bag, managed):
+    out = run(bag, "sysbench_fileio", file_total_size="32M", file_num=4, units=["seqrd", "rndwr"], threads=2,
+              time_s=2, interval_s=1, matrix={"direct": [False, True]}, cache=["warm", "cold"])
+    assert str(out.state) == "success"
+    rows = rows_of(out)
+    for point in ("direct=off cache=warm", "direct=on cache=warm", "direct=off cache=cold", "direct=on cache=cold"):
+        read = metric(rows, "read_mib_per_s", point, "seqrd")
+        assert read["value"] > 0 and metric(rows, "written_mib_per_s", point, "seqrd")["value"] == 0
+        assert metric(rows, "written_mib_per_s", point, "rndwr")["value"] > 0
+        assert metric(rows, "fsyncs_per_s", point, "rndwr")["value"] > 0
+        total = metric(rows, "io_mib_per_s", point, "seqrd")
+        assert total["value"] == read["value"]
+    warm = json.loads(metric(rows, "io_mib_per_s", "direct=off cache=warm", "seqrd")["metadata"])["cache_evidence"]
+    assert warm["warm"] is True and warm["bytes_read"] == 32 * 2**20
+    cold = json.loads(metric(rows, "io_mib_per_s", "direct=off cache=cold", "seqrd")["metadata"])["cache_evidence"]
+    assert cold["restart"] and list(cold["workload_files_evicted"].values()) == [5]  # 4 files and our marker
+    files = managed.root / "sysbench-fileio"
+    assert (files / ".mysqlbench-fileio").exists() and not list(files.glob("test_file.*"))  # cleaned up
+
+
+def test_sysbench_oltp_prepares_once_and_reuses(bag, managed):
+    conf = dict(tables=2, table_size=2000, schema="sbtest_t", time_s=2, warmup_s=1, interval_s=1,
+                units=["oltp_read_only", "oltp_point_select"], matrix={"threads": [1, 2]}, settings={})
+    first = run(bag, "sysbench_oltp", **conf)
+    assert str(first.state) == "success"
+    rows = rows_of(first)
+    for point in ("threads=1 cache=warm", "threads=2 cache=warm"):
+        for script in ("oltp_read_only", "oltp_point_select"):
+            tps = metric(rows, "tps", point, script)
+            assert tps["value"] > 0 and metric(rows, "ignored_errors", point, script)["value"] == 0
+            assert metric(rows, "Handler_read_key", point, script, "counter")["value"] > 0  # the server did the work
+            assert metric(rows, "Innodb_rows_read", point, script, "counter")["status"] == "absent"  # MariaDB 10.11
+            meta = json.loads(tps["metadata"])
+            assert meta["cache_evidence"]["warm"] is True  # warm-up runs until the buffer pool read nothing
+        qps = metric(rows, "qps", point, "oltp_point_select")["value"]
+        assert qps == pytest.approx(metric(rows, "tps", point, "oltp_point_select")["value"], rel=0.01)
+    verified = marker_time(managed)
+    admin = managed.admin_connect()  # after the run: its points restarted the server
+    try:
+        with admin.cursor() as cur:
+            cur.execute("SELECT COUNT(*) FROM sbtest_t.sbtest2")
+            assert cur.fetchone()[0] == 2000
+    finally:
+        admin.close()
+    again = run(bag, "sysbench_oltp", **{**conf, "units": ["oltp_point_select"], "matrix": {"threads": [1]}})
+    assert str(again.state) == "success"
+    assert marker_time(managed) == verified  # read-only scripts left the tables as verified: reused, not prepared
+
+
+def marker_time(managed) -> str:
+    admin = managed.admin_connect()
+    try:
+        with admin.cursor() as cur:
+            cur.execute("SELECT value FROM sbtest_t.mysqlbench_owner WHERE name = 'verified_server_time'")
+            return cur.fetchone()[0]
+    finally:
+        admin.close()
