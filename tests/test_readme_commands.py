@@ -37,6 +37,7 @@ COVERED = {
     "bin/mysqlbench results --dag-id tpch_load": "test_cli_commands",
     "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 2}'": "test_cli_commands (1 warehouse)",
     "bin/mysqlbench lint": "test_cli_commands",
+    "bin/airflow dags test sysbench_cpu --conf '{\"time_s\": 5, \"repetitions\": 1}'": "test_cli_commands",
     "bin/mysqlbench peer build tpcc-mysql": "test_cli_commands (MYSQLBENCH_PEER_SOURCES: this checkout's refs)",
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
     "make bench": "test_make_bench_short",
@@ -119,6 +120,11 @@ def test_cli_commands(clone):
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_bka_study").stdout)
     assert [v["success"] for v in results["validations"]] == [True]
     assert "study spec(s) valid" in run(clone, "bin/mysqlbench lint").stderr
+    run(clone, "bin/airflow dags test sysbench_cpu --conf '{\"time_s\": 5, \"repetitions\": 1}'")
+    results = json.loads(run(clone, "bin/mysqlbench results --dag-id sysbench_cpu").stdout)
+    assert [v["success"] for v in results["validations"]] == [True]
+    eps = [s for s in results["samples"] if s["metric"] == "events_per_s"]
+    assert len(eps) == 3 and all(s["value"] > 0 for s in eps)  # threads 1, 2, 4
     run(clone, "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 1}'")
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpcc_load").stdout)
     assert [v["success"] for v in results["validations"]] == [True]

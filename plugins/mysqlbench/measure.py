@@ -219,10 +219,11 @@ class MeasuredWindow:
     def aborted(self) -> bool:
         return self._aborted.is_set()
 
-    def run(self, work, *, kill=None, before_work=None, after_work=None) -> "WindowResult":
+    def run(self, work, *, kill=None, before_work=None, after_work=None, tool_pid=None) -> "WindowResult":
         """Run ``work()`` (returns anything) inside the window. ``before_work`` and ``after_work``
         run just inside the counter reads but outside the timed work and OS samples (the
-        statement's own timeout and slow-log switches)."""
+        statement's own timeout and slow-log switches). ``tool_pid``: the benchmark tool's process (or
+        a callable giving it once started), whose CPU the OS samples do not count as noise."""
         if self.aborted:
             raise Aborted(self.abort_reason or "aborted")
         before = read_status(self.conn)
@@ -243,7 +244,7 @@ class MeasuredWindow:
         self._kill = kill
         worker = threading.Thread(target=timed, daemon=True)
         try:
-            with OsSampler(server_pid=self.server_pid) as sampler:
+            with OsSampler(server_pid=self.server_pid, tool_pid=tool_pid) as sampler:
                 worker.start()
                 while worker.is_alive():
                     worker.join(0.2)

@@ -117,6 +117,11 @@ def test_server_time_and_counters_are_recorded_honestly(bka_run):
     assert os_cpu and all(0 <= r["value"] <= 100 and r["kind"] in ("os", "series") for r in os_cpu)
     series = [TimeSeries.from_json(r["series"]) for r in os_cpu if r["kind"] == "series"]
     assert series and all(len(s.values) >= 1 and s.interval_s == 1.0 for s in series)
+    for name in ("os_disk_read_ops", "os_mem_used_bytes", "os_page_cache_bytes", "os_context_switches_per_s"):
+        stored = [TimeSeries.from_json(r["series"]) for r in measured if r["metric"] == name and r["kind"] == "series"]
+        assert stored and all(v is not None and v >= 0 for s in stored for v in s.values), name
+    memory = [r["value"] for r in measured if r["metric"] == "os_mem_used_bytes" and r["kind"] == "os"]
+    assert memory and all(v > 100 * 2**20 for v in memory)  # a level (bytes in use), not a delta
 
 
 def test_point_order_seed_is_recorded_with_every_sample(bka_run):
@@ -133,6 +138,8 @@ def test_report_is_written_with_charts_tables_and_findings(bka_run):
     html = (directory / "index.html").read_text()
     assert "INVALID" not in html and "primary_q03_bka.png" in html and "Warm vs cold" in html
     assert (directory / "primary_q03_bka.png").stat().st_size > 5000 and "TPC-H-derived" in html
+    # the OS metrics of the measured windows, charted in every report (TPC-H's too)
+    assert "os_metrics.png" in html and (directory / "os_metrics.png").stat().st_size > 20000
     summary = json.loads((directory / "summary.json").read_text())
     assert summary["valid"] and any(s.startswith("bka on vs off, cold cache") for s in summary["findings"])
 

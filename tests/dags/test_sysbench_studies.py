@@ -40,6 +40,14 @@ def metric(rows, name, point, subject, kind="metric"):
     return row
 
 
+def host_of(rows) -> dict:
+    from mysqlbench.results.store import host_snapshots
+
+    (host_hash,) = {r["host_hash"] for r in rows}
+    (snapshot,) = ResultsStore().rows(host_snapshots, host_hash=host_hash)
+    return json.loads(snapshot["facts"])
+
+
 def report_of(run_):
     from mysqlbench.studies.report import report_dir
 
@@ -63,12 +71,24 @@ def test_sysbench_cpu_sweeps_threads(bag):
         # an interval line per second; sysbench may end before printing the one at its last second
         assert len(series.values) in (2, 3) and all(v > 0 for v in series.values)
         os_user = TimeSeries.from_json(metric(rows, "os_cpu_user_pct", point, "cpu", "series")["series"])
-        assert len(os_user.values) >= 3  # one sample per second of sysbench's 3 s window
+        # one sample per second of sysbench's 3 s window (and the partial last one)
+        assert len(os_user.values) in (3, 4) and os_user.offsets_s[2] == pytest.approx(3, abs=0.2)
+        if threads == 2:  # both cores busy computing primes: the OS saw it
+            assert sorted(os_user.values)[1] > 70
+        switches = TimeSeries.from_json(metric(rows, "os_context_switches_per_s", point, "cpu", "series")["series"])
+        assert len(switches.values) == len(os_user.values) and all(v > 0 for v in switches.values)
+        if threads == 2:  # sysbench's own CPU is the tool's, not other processes' noise
+            assert metric(rows, "os_other_cpu_pct", point, "cpu", "os")["value"] < 25
+        state = json.loads(eps["metadata"])["host_state"]  # free space per point, out of the host hash
+        assert all(v > 0 for v in state["free_bytes"].values()) and len(state["free_bytes"]) == 2
+    facts = host_of(rows)
+    assert facts["disks"] and facts["cpu_cores"] >= 1 and "swap_total_bytes" in facts and facts["datadir_disk"]
     one = metric(rows, "events_per_s", "threads=1 cache=warm", "cpu")["value"]
     two = metric(rows, "events_per_s", "threads=2 cache=warm", "cpu")["value"]
     assert two > 1.3 * one  # two threads on this 2-core machine
     summary, directory = report_of(out)
-    assert summary["valid"] and (directory / "series_os_cpu_user_pct.png").exists()
+    assert summary["valid"] and (directory / "os_metrics.png").exists()
+    assert "os_metrics.png" in (directory / "index.html").read_text()
 
 
 def test_sysbench_fileio_prepares_measures_and_cleans_up(bag, managed):

@@ -28,9 +28,11 @@ def test_an_absent_counter_proves_nothing():
     assert evidence["warm"] is None and evidence["runs"] == 1 and "absent" in evidence["why"]
 
 
-def sample(t, user, nice, system, idle, iowait, read=0, write=0, server=0, me=0):
+def sample(t, user, nice, system, idle, iowait, read=0, write=0, server=0, me=0, reads=0, writes=0, ctxt=0,
+           mem_total=8 << 30, mem_available=6 << 30, cached=1 << 30):
     return {"t": t, "cpu": [user, nice, system, idle, iowait, 0, 0, 0], "read": read, "write": write,
-            "server": server, "self": me}
+            "reads": reads, "writes": writes, "ctxt": ctxt, "mem_total": mem_total, "mem_available": mem_available,
+            "cached": cached, "server": server, "self": me}
 
 
 def test_os_deltas_are_shares_of_all_cpu_ticks():
@@ -45,6 +47,36 @@ def test_os_deltas_are_shares_of_all_cpu_ticks():
     assert d["disk_read_bytes"] == 8192 and d["disk_write_bytes"] == 512
     # busy = 240 - idle 100 - iowait 40 = 100 ticks; the server and this process used 55 of them
     assert d["other_cpu_pct"] == pytest.approx(100 * 45 / 240, abs=0.06)
+
+
+def test_os_disk_operations_switches_and_memory_levels():
+    a = sample(10.0, 0, 0, 0, 100, 0, reads=100, writes=40, ctxt=5000, mem_available=6 << 30, cached=1 << 30)
+    b = sample(12.0, 0, 0, 0, 300, 0, reads=130, writes=45, ctxt=9000, mem_available=5 << 30, cached=2 << 30)
+    d = _delta(a, b)
+    assert d["disk_read_ops"] == 30 and d["disk_write_ops"] == 5  # counts in the interval
+    assert d["context_switches_per_s"] == 2000.0  # a rate: 4000 over 2 s
+    # memory is a level at the interval's end, not a delta
+    assert d["mem_used_bytes"] == (8 << 30) - (5 << 30) and d["page_cache_bytes"] == 2 << 30
+    assert _delta(a, {**b, "mem_available": None})["mem_used_bytes"] is None  # unreadable: absent, not 0
+
+
+def test_a_sampled_window_sees_a_process_writing_and_switching(tmp_path):
+    import os
+    import time
+
+    from mysqlbench.ossampler import OsSampler
+
+    with OsSampler(interval_s=0.2) as sampler:
+        with open(tmp_path / "f", "wb") as handle:
+            for _ in range(32):
+                handle.write(os.urandom(1 << 20))
+                handle.flush()
+                os.fsync(handle.fileno())
+        time.sleep(0.3)
+    whole = sampler.summary()
+    assert whole["disk_write_bytes"] >= 32 << 20 and whole["disk_write_ops"] > 0
+    assert whole["context_switches_per_s"] > 0 and whole["mem_used_bytes"] > 0 and whole["page_cache_bytes"] > 0
+    assert len(sampler.samples) >= 2
 
 
 def test_other_cpu_never_goes_negative():

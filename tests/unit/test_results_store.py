@@ -1,5 +1,6 @@
 """Lineage hashing and the results store's idempotent, per-task writes (on a real SQLite file)."""
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,6 +38,33 @@ def test_host_facts_name_the_datadir_file_system(tmp_path):
     assert facts["cpu_count"] >= 1 and facts["mem_total_bytes"] > 0 and facts["kernel"]
     assert facts["datadir_fs"] == filesystem_of(tmp_path) and facts["datadir_fs"]["type"]
     assert host_facts(None)["datadir_fs"] is None
+
+
+def test_host_facts_name_disks_schedulers_cores_and_swap(tmp_path):
+    import os
+    from pathlib import Path
+
+    from mysqlbench.results.lineage import host_state, stable_hash
+
+    facts = host_facts(tmp_path)
+    assert 1 <= facts["cpu_cores"] <= facts["cpu_count"]
+    assert facts["swap_total_bytes"] is not None and facts["swap_total_bytes"] >= 0
+    # every whole disk /sys/block lists (no loop or ram devices), with the scheduler the kernel marks active
+    names = sorted(n for n in os.listdir("/sys/block") if not n.startswith(("loop", "ram", "zram")))
+    assert [d["name"] for d in facts["disks"]] == names
+    for disk in facts["disks"]:
+        text = (Path("/sys/block") / disk["name"] / "queue" / "scheduler").read_text()
+        assert f"[{disk['scheduler']}]" in text and disk["size_bytes"] > 0
+    assert facts["datadir_disk"] is None or facts["datadir_disk"]["name"] in names  # None: not a block device
+    # the governor is read where the kernel has one; where it has not, absent with the reason
+    assert facts["cpu_governor"] or "cpufreq" in facts["cpu_governor_why"]
+    # free space changes from run to run: kept per point (host_state), never in the hashed facts
+    assert "free" not in json.dumps(facts)
+    before = stable_hash(facts)
+    (tmp_path / "blob").write_bytes(os.urandom(1 << 20))
+    assert stable_hash(host_facts(tmp_path)) == before
+    state = host_state(tmp_path)
+    assert state["free_bytes"][str(tmp_path)] > 0 and state["mem_available_bytes"] > 0
 
 
 def lineage(task_id="load", map_index=-1, try_number=1):

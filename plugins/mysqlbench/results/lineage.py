@@ -67,21 +67,120 @@ def package_version() -> str:
 
 
 def host_facts(datadir: str | os.PathLike | None = None, tmpdir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Kernel, CPU model and count, memory, and the file systems the datadir and the server's
-    tmpdir (where its temporary tables go) are on (where known: only for a server on this host)."""
+    """What the host is, as far as it changes how a benchmark runs: kernel, CPU model, physical
+    cores and hardware threads, memory and swap, every disk (size, rotational, I/O scheduler,
+    model), the CPU frequency governor where the kernel exposes one, and the file systems (and
+    disk) the datadir and the server's tmpdir are on (only for a server on this host). Nothing
+    here changes from run to run on the same host: it is hashed into the lineage. What does
+    (free space, available memory) is :func:`host_state`."""
+    from mysqlbench.ossampler import meminfo
+
+    memory = meminfo()
+    cores = _physical_cores()
     facts: dict[str, Any] = {
         "hostname": platform.node(),
         "kernel": f"{platform.system()} {platform.release()}",
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        "cpu_cores": cores,
         "cpu_model": _cpu_model(),
-        "mem_total_bytes": _mem_total(),
+        "mem_total_bytes": memory.get("MemTotal"),
+        "swap_total_bytes": memory.get("SwapTotal"),
+        "disks": _disks(),
+        **_governor(),
     }
     facts["datadir_fs"] = filesystem_of(Path(datadir)) if datadir and Path(datadir).exists() else None
+    if datadir and Path(datadir).exists():
+        facts["datadir_disk"] = disk_of(Path(datadir))
     if tmpdir is not None:
         facts["tmpdir"] = str(tmpdir)
         facts["tmpdir_fs"] = filesystem_of(Path(tmpdir)) if Path(tmpdir).exists() else None
     return facts
+
+
+def host_state(*directories: str | os.PathLike | None) -> dict[str, Any]:
+    """What changes from run to run on the same host, kept with each point's results but out of
+    the host hash: free space where the data lives, available memory, swap in use, load."""
+    from mysqlbench.ossampler import meminfo
+
+    memory = meminfo()
+    out: dict[str, Any] = {"mem_available_bytes": memory.get("MemAvailable"),
+                           "swap_used_bytes": memory["SwapTotal"] - memory["SwapFree"]
+                           if "SwapTotal" in memory and "SwapFree" in memory else None,
+                           "load_avg_1m": os.getloadavg()[0]}
+    free = {}
+    for directory in directories:
+        if directory and Path(directory).exists():
+            stat = os.statvfs(directory)
+            free[str(directory)] = stat.f_bavail * stat.f_frsize
+    out["free_bytes"] = free
+    return out
+
+
+def _physical_cores() -> int | None:
+    """Distinct (physical id, core id) pairs in /proc/cpuinfo: cores, not hardware threads."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    pairs = set()
+    for block in text.split("\n\n"):
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            pairs.add((fields.get("physical id", "0"), fields["core id"]))
+    return len(pairs) or None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _scheduler(device: str) -> str | None:
+    """The active I/O scheduler of a block device: the bracketed one in queue/scheduler."""
+    text = _read(Path("/sys/block") / device / "queue" / "scheduler")
+    if text is None:
+        return None
+    match = re.search(r"\[([^\]]+)\]", text)
+    return match.group(1) if match else text
+
+
+def _disks() -> list[dict[str, Any]]:
+    from mysqlbench.ossampler import block_devices
+
+    out = []
+    for device in block_devices():
+        base = Path("/sys/block") / device
+        sectors = _read(base / "size")
+        rotational = _read(base / "queue" / "rotational")
+        out.append({"name": device, "size_bytes": int(sectors) * 512 if sectors and sectors.isdigit() else None,
+                    "rotational": rotational == "1" if rotational is not None else None,
+                    "scheduler": _scheduler(device), "model": _read(base / "device" / "model")})
+    return out
+
+
+def disk_of(path: Path) -> dict[str, Any] | None:
+    """The whole disk holding ``path`` (through /sys/dev/block), with its I/O scheduler."""
+    dev = os.stat(path).st_dev
+    link = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    try:
+        resolved = link.resolve(strict=True)
+    except OSError:
+        return None  # not a block device (overlay, tmpfs, a network file system)
+    device = resolved.name if (resolved / "queue").exists() else resolved.parent.name  # a partition's parent
+    return {"name": device, "scheduler": _scheduler(device)}
+
+
+def _governor() -> dict[str, Any]:
+    governors = sorted({g for g in (_read(p) for p in Path("/sys/devices/system/cpu").glob(
+        "cpu[0-9]*/cpufreq/scaling_governor")) if g})
+    if governors:
+        return {"cpu_governor": ",".join(governors)}
+    return {"cpu_governor": None,
+            "cpu_governor_why": "not exposed by this kernel (no cpufreq in /sys: a virtual machine or no driver)"}
 
 
 def _cpu_model() -> str | None:
@@ -92,16 +191,6 @@ def _cpu_model() -> str | None:
     except OSError:
         pass
     return platform.processor() or None
-
-
-def _mem_total() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def filesystem_of(path: Path) -> dict[str, str] | None:

@@ -18,7 +18,7 @@ from typing import Any
 from mysqlbench import cache, knobs
 from mysqlbench.errors import MysqlbenchError, NotApplicable
 from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
-from mysqlbench.results.lineage import filesystem_of, server_variables
+from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets.connection import TargetConnection, server_info
@@ -32,6 +32,7 @@ IDLE_WAIT_S = 60
 UNITS = {"Innodb_data_read": "bytes", "pages_data_bytes": "bytes"}
 # the once-a-second OS figures kept as time series for every measured window
 OS_SERIES = ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "disk_read_bytes", "disk_write_bytes",
+             "disk_read_ops", "disk_write_ops", "mem_used_bytes", "page_cache_bytes", "context_switches_per_s",
              "other_cpu_pct")
 
 
@@ -55,7 +56,7 @@ def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
 
 def _os_unit(name: str) -> str:
     return "pct" if name.endswith("_pct") else "bytes" if name.endswith("_bytes") else "s" if name == "seconds" \
-        else "count"
+        else "1/s" if name.endswith("_per_s") else "count"
 
 
 class PointRun:
@@ -170,6 +171,10 @@ class PointRun:
     def run(self) -> list[Sample]:
         with exclusive(self.target, f"study point {self.point['label']}", dataset=self.spec.dataset.schema_name) as lock:
             self._take_control(lock)
+            # what changes from run to run on the host (free space, available memory), kept with
+            # every sample of the point and out of the host hash
+            self.meta["host_state"] = host_state(*((self.control.datadir, self.control.tmpdir) if self.control
+                                                   else ()))
             if self.point["cache"] == "cold" and self.control is None:
                 return self._not_applicable(f"cold cache needs restart control; {self.target.conn_id} is "
                                             f"{self.target.control} (connection only)")
@@ -324,6 +329,7 @@ class PointRun:
         for name, value in result.os.items():
             if name != "samples":
                 self.samples.append(Sample(f"os_{name}", value, _os_unit(name), kind=SampleKind.OS.value,
+                                           status="ok" if value is not None else "absent",
                                            metadata=meta, **execution))
         series = dict(result.series)
         if result.os_samples:

@@ -66,6 +66,68 @@ def _series_chart(series: pd.DataFrame, metric: str, path: Path) -> None:
     plt.close(fig)
 
 
+# the OS panels, in the order sar/iostat users read them: CPU, disk, memory, scheduler
+OS_PANELS = (("os_cpu_user_pct", "CPU user %"), ("os_cpu_system_pct", "CPU system %"),
+             ("os_cpu_iowait_pct", "CPU iowait %"), ("os_other_cpu_pct", "CPU of other processes % (noise)"),
+             ("os_disk_read_bytes", "disk read, bytes/s"), ("os_disk_write_bytes", "disk written, bytes/s"),
+             ("os_disk_read_ops", "disk reads/s"), ("os_disk_write_ops", "disk writes/s"),
+             ("os_mem_used_bytes", "memory in use, bytes"), ("os_page_cache_bytes", "page cache, bytes"),
+             ("os_context_switches_per_s", "context switches/s"))
+
+
+# stored per sampling interval; charted per second
+PER_INTERVAL = ("os_disk_read_bytes", "os_disk_write_bytes", "os_disk_read_ops", "os_disk_write_ops")
+
+
+def _rates(offsets: list[float], values: list[float | None], *, per_second: bool) -> tuple[list[float], list[float]]:
+    """The chart's points: counts per interval turned into rates, and a last partial interval
+    shorter than half a sample left out of the chart (a few milliseconds of a window make a
+    meaningless spike; the stored series keeps it)."""
+    xs, ys = [], []
+    previous = 0.0
+    for offset, value in zip(offsets, values, strict=True):
+        length = offset - previous
+        previous = offset
+        if length < 0.5:
+            continue
+        if value is None:
+            xs.append(offset)
+            ys.append(float("nan"))
+            continue
+        xs.append(offset)
+        ys.append(value / length if per_second else value)
+    return xs, ys
+
+
+def _os_chart(series: pd.DataFrame, path: Path) -> bool:
+    """Every OS series of the measured windows (repetition 0 of each point and unit), one panel
+    per figure, one line per window, from the samples taken every second."""
+    plt = _pyplot()
+    panels = [(metric, title) for metric, title in OS_PANELS if (series["metric"] == metric).any()]
+    if not panels:
+        return False
+    columns = 3
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(15, 3.2 * rows), squeeze=False)
+    for ax, (metric, title) in zip(axes.flat, panels, strict=False):  # the grid may have spare cells
+        for row in series[series["metric"] == metric].itertuples():
+            data = json.loads(row.series)
+            offsets, values = _rates(data["offsets_s"], data["values"], per_second=metric in PER_INTERVAL)
+            ax.plot(offsets, values, label=f"{row.point} {row.subject}", linewidth=1)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("seconds into the measured window", fontsize=7)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=6, loc="lower center", ncol=4)
+    fig.suptitle("OS metrics of the measured windows (one sample per second; repetition 0)")
+    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def _observed(failure: dict[str, Any]) -> dict[str, Any]:
     return {k: failure[k] for k in ("observed", "unexpected_count", "unexpected", "mismatched", "error") if k in failure}
 
@@ -86,9 +148,11 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
             charts.append(name)
     if not series.empty:
         first = series[series["repetition"] == 0]
+        if _os_chart(first, directory / "os_metrics.png"):
+            charts.append("os_metrics.png")
         for metric, group in first.groupby("metric"):
-            if metric.startswith("os_") and metric not in ("os_cpu_user_pct", "os_cpu_iowait_pct", "os_disk_read_bytes"):
-                continue  # the report charts the three OS series that tell CPU from I/O; all are stored
+            if metric.startswith("os_"):
+                continue  # in the OS figure
             name = f"series_{metric}.png"
             _series_chart(group, metric, directory / name)
             charts.append(name)

@@ -98,7 +98,7 @@ def run_measured(session, run: SysbenchRun, test: str, timeout_s: float) -> RunO
         def work() -> int:
             return proc.wait(timeout_s)
 
-        measured = session.window.run(work, kill=proc.stop)
+        measured = session.window.run(work, kill=proc.stop, tool_pid=proc.proc.pid)
     finally:
         proc.stop()
     if measured.error is not None:

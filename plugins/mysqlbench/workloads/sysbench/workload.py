@@ -309,7 +309,9 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
             with open(path, "rb") as handle:
                 while chunk := handle.read(1 << 20):
                     total += len(chunk)
-        available = _mem_available()
+        from mysqlbench.ossampler import meminfo
+
+        available = meminfo().get("MemAvailable")
         fits = available is None or total <= available
         return {"warm": fits, "bytes_read": total, "how": "read every test file once",
                 **({} if fits else {"why": f"the files ({total} bytes) exceed available memory ({available})"})}
@@ -324,16 +326,6 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
                 "written_mib_per_s": (report["written_mib_per_s"], "MiB/s"),
                 "reads_per_s": (report["reads_per_s"], "1/s"), "writes_per_s": (report["writes_per_s"], "1/s"),
                 "fsyncs_per_s": (report["fsyncs_per_s"], "1/s")}
-
-
-def _mem_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 # -- oltp -----------------------------------------------------------------------------------------

@@ -450,7 +450,7 @@ def _drive_peer(session: Session, proc, pconfig, started: threading.Event, finis
                     return
                 time.sleep(0.1)
 
-        measured = session.window.run(window, kill=proc.stop)
+        measured = session.window.run(window, kill=proc.stop, tool_pid=proc.proc.pid)
         after, seconds = _new_orders(session.conn, district), time.perf_counter() - edge
         proc.wait(120)
     finally:
