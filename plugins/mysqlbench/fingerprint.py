@@ -3,16 +3,25 @@ a dataset is verified and compared before it is reused or measured again (any wo
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 from mysqlbench.identifiers import quote
+
+# the next auto-increment value is a counter, not the table's definition: a row inserted and
+# deleted again leaves the table as it was
+_AUTO_INCREMENT = re.compile(r" AUTO_INCREMENT=\d+")
+
+
+def ddl_hash(ddl: str) -> str:
+    """SHOW CREATE TABLE's text, without its AUTO_INCREMENT counter, hashed."""
+    return hashlib.sha256(_AUTO_INCREMENT.sub("", ddl).encode()).hexdigest()[:16]
 
 
 def fingerprint(conn, schema: str, tables) -> dict[str, dict[str, Any]]:
     """Each table's definition (a hash of SHOW CREATE TABLE) and contents (CHECKSUM TABLE, which
     reads every row), taken when the dataset is verified and compared before it is reused."""
-    import hashlib
-
     s = quote(schema, "schema name")
     out = {}
     with conn.cursor() as cur:
@@ -20,7 +29,7 @@ def fingerprint(conn, schema: str, tables) -> dict[str, dict[str, Any]]:
             cur.execute(f"SHOW CREATE TABLE {s}.{quote(table)}")
             ddl = cur.fetchone()[1]
             cur.execute(f"CHECKSUM TABLE {s}.{quote(table)}")
-            out[table] = {"ddl": hashlib.sha256(ddl.encode()).hexdigest()[:16], "checksum": int(cur.fetchone()[1])}
+            out[table] = {"ddl": ddl_hash(ddl), "checksum": int(cur.fetchone()[1])}
     return out
 
 
@@ -31,7 +40,6 @@ def changes_since_verified(conn, schema: str, marker: dict[str, Any], *, content
     server's own record of a write after the verification (InnoDB keeps UPDATE_TIME in memory, so
     it tells only since the last start). ``contents=True`` also compares every table's checksum:
     it reads the whole dataset, so it runs once, when a study or a load decides to reuse it."""
-    import hashlib
 
     recorded = marker.get("fingerprint")
     if not recorded:
@@ -49,7 +57,7 @@ def changes_since_verified(conn, schema: str, marker: dict[str, Any], *, content
             found.append(f"{table}: not part of the verified dataset")
         for table in sorted(set(recorded) & set(tables)):
             cur.execute(f"SHOW CREATE TABLE {s}.{quote(table)}")
-            if hashlib.sha256(cur.fetchone()[1].encode()).hexdigest()[:16] != recorded[table]["ddl"]:
+            if ddl_hash(cur.fetchone()[1]) != recorded[table]["ddl"]:
                 found.append(f"{table}: definition changed (columns, keys or indexes)")
             if tables[table]:
                 found.append(f"{table}: written after it was verified (information_schema.TABLES.UPDATE_TIME)")

@@ -12,7 +12,7 @@ def test_every_shipped_spec_validates():
     names = {path.stem for path in study_files() if path.parent == STUDIES_DIR}
     tpcc_studies = {"tpcc_bp_instances_study", "tpcc_bp_sweep_study", "tpcc_bp_instances_seed001_full",
                     "tpcc_bp_sweep_seed002_full"}
-    sysbench = {"sysbench_cpu", "sysbench_fileio", "sysbench_oltp"}
+    sysbench = {"sysbench_cpu", "sysbench_fileio", "sysbench_oltp", "slap_partitioning_study"}
     assert names == {"tpch_bka_study", "tpch_icp_study", "tpch_mrr_study", "tpch_power", *tpcc_studies, *sysbench}
     for name in names - tpcc_studies - sysbench:
         assert load_spec(name).counters == list(SEED_COUNTERS)

@@ -207,7 +207,8 @@ BUILTIN = {"tpch": "mysqlbench.workloads.tpch.workload:TpchWorkload",
            "tpcc": "mysqlbench.workloads.tpcc.workload:TpccWorkload",
            "sysbench_cpu": "mysqlbench.workloads.sysbench.workload:SysbenchCpuWorkload",
            "sysbench_fileio": "mysqlbench.workloads.sysbench.workload:SysbenchFileioWorkload",
-           "sysbench_oltp": "mysqlbench.workloads.sysbench.workload:SysbenchOltpWorkload"}
+           "sysbench_oltp": "mysqlbench.workloads.sysbench.workload:SysbenchOltpWorkload",
+           "slap": "mysqlbench.workloads.slap.workload:SlapWorkload"}
 
 
 def registry() -> dict[str, str]:
