@@ -53,7 +53,7 @@ class Window:
     """The engine's window without the engine: runs the measure phase, nothing else."""
     aborted = False
 
-    def run(self, fn, kill):
+    def run(self, fn, kill, tool_pid=None):  # the engine's signature; the bench reads the tool's CPU itself
         fn()
         return SimpleNamespace(error=None)
 
