@@ -89,6 +89,21 @@ def mysql_target(mysql_managed):
     return mysql_managed.connection(password)
 
 
+SSH_CONN = "mysqlbench_test_ssh"
+
+
+@pytest.fixture(scope="session")
+def sshd(session_dir):
+    """A real OpenSSH server on 127.0.0.1 (own host key, key authentication, own port) that logs
+    every command run through it; its Airflow connection is ``mysqlbench_test_ssh``."""
+    from sshd import start_sshd
+
+    server = start_sshd(session_dir / "sshd")
+    os.environ[f"AIRFLOW_CONN_{SSH_CONN.upper()}"] = json.dumps(server.connection())
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def bench_password(managed) -> str:
     return managed.ensure_benchmark_user()

@@ -51,8 +51,11 @@ def _ensure_pool(conn_id: str) -> str:
     from mysqlbench.studies.factory import target_pool
 
     name = target_pool(conn_id)
+    # a deferred task keeps its slot (a pool that does not count deferred tasks would hand it to
+    # the next point while the first still measures); the hold in the results store is what keeps
+    # the target and its host exclusive across pools, workers and hosts
     Pool.create_or_update_pool(name, slots=1, description=f"mysqlbench: one point at a time on {conn_id}",
-                               include_deferred=False)
+                               include_deferred=True)
     return name
 
 
@@ -121,6 +124,16 @@ def target_down(name: str) -> dict:
     server = ManagedServer(ManagedSpec.load(name))
     server.stop()
     return {"name": name, "running": False}
+
+
+def target_restart(name: str) -> dict:
+    """Stop and start a managed instance with its base config (refused while a task holds it): what
+    a benchmark host's ``restart_command`` runs when a study controls it over SSH."""
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(name))
+    server.restart()
+    return {"name": name, "running": server.is_running(), "pid": server.pid()}
 
 
 def target_down_all() -> dict:
@@ -200,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     target = sub.add_parser("target", help="managed targets (include/configs/targets/NAME.yaml)")
-    target.add_argument("action", choices=("up", "down", "status"))
+    target.add_argument("action", choices=("up", "down", "restart", "status"))
     target.add_argument("name", nargs="?")
     target.add_argument("--all", action="store_true", help="with down: every managed instance in the work directory")
     target.add_argument("--server", help="with up: a catalog server id (include/configs/servers.yaml)")
@@ -239,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.action == "up":
                     out = target_up(args.name, args.server, args.port)
                 else:
-                    out = {"down": target_down, "status": target_status}[args.action](args.name)
+                    out = {"down": target_down, "restart": target_restart,
+                           "status": target_status}[args.action](args.name)
             elif args.command == "server":
                 from mysqlbench import servers
 

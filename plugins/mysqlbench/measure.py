@@ -195,8 +195,9 @@ class MeasuredWindow:
     """
 
     def __init__(self, conn, *, counters=SEED_COUNTERS, server_pid: int | None = None, page_size: int = 16384,
-                 baseline: dict[str, int] | None = None):
+                 baseline: dict[str, int] | None = None, os_source=None):
         self.conn = conn
+        self.os_source = os_source  # whose /proc the OS samples read: this machine, or a benchmark host's
         self.counters = tuple(counters)
         self.server_pid = server_pid
         self.page_size = int(page_size)
@@ -244,7 +245,7 @@ class MeasuredWindow:
         self._kill = kill
         worker = threading.Thread(target=timed, daemon=True)
         try:
-            with OsSampler(server_pid=self.server_pid, tool_pid=tool_pid) as sampler:
+            with OsSampler(server_pid=self.server_pid, tool_pid=tool_pid, source=self.os_source) as sampler:
                 worker.start()
                 while worker.is_alive():
                     worker.join(0.2)

@@ -13,31 +13,35 @@ from pathlib import Path
 from typing import Any
 
 
-def _stat() -> tuple[list[int], int]:
-    """The CPU line's ticks and the context switches since boot, from /proc/stat."""
+def parse_stat(text: str) -> tuple[list[int], int]:
+    """The CPU line's ticks and the context switches since boot, from /proc/stat's text."""
     cpu, ctxt = [], 0
-    with open("/proc/stat") as stat:
-        for line in stat:
-            if line.startswith("cpu "):
-                cpu = [int(v) for v in line.split()[1:]]
-            elif line.startswith("ctxt "):
-                ctxt = int(line.split()[1])
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            cpu = [int(v) for v in line.split()[1:]]
+        elif line.startswith("ctxt "):
+            ctxt = int(line.split()[1])
     return cpu, ctxt
 
 
+def whole_disks(names: list[str]) -> list[str]:
+    """Whole block devices of a /sys/block listing (it lists no partitions, so nothing counts
+    twice), without loop and ram devices."""
+    return sorted(name for name in names if name and not name.startswith(("loop", "ram", "zram")))
+
+
 def block_devices() -> list[str]:
-    """Whole block devices (/sys/block lists no partitions, so nothing counts twice), without loop
-    and ram devices."""
-    return sorted(name for name in os.listdir("/sys/block") if not name.startswith(("loop", "ram", "zram")))
+    return whole_disks(os.listdir("/sys/block"))
 
 
-def _disks() -> tuple[int, int, int, int]:
-    """Bytes read and written, and read and write operations completed, by whole block devices."""
-    devices = set(block_devices())
+def parse_disks(text: str, devices: list[str]) -> tuple[int, int, int, int]:
+    """Bytes read and written, and read and write operations completed, by ``devices``, from
+    /proc/diskstats's text."""
+    wanted = set(devices)
     read = written = reads = writes = 0
-    for line in Path("/proc/diskstats").read_text().splitlines():
+    for line in text.splitlines():
         parts = line.split()
-        if parts[2] in devices:
+        if len(parts) > 9 and parts[2] in wanted:
             reads += int(parts[3])
             read += int(parts[5])
             writes += int(parts[7])
@@ -45,18 +49,52 @@ def _disks() -> tuple[int, int, int, int]:
     return read * 512, written * 512, reads, writes
 
 
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo's text in bytes."""
+    out = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts:
+            out[name] = int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)
+    return out
+
+
 def meminfo() -> dict[str, int]:
     """/proc/meminfo in bytes (empty where unreadable)."""
-    out = {}
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            name, _, rest = line.partition(":")
-            parts = rest.split()
-            if parts:
-                out[name] = int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)
+        return parse_meminfo(Path("/proc/meminfo").read_text())
     except OSError:
-        pass
-    return out
+        return {}
+
+
+class LocalProc:
+    """This machine's /proc."""
+
+    name = "local"
+    local = True
+
+    def read(self) -> dict[str, Any]:
+        return {"stat": Path("/proc/stat").read_text(), "diskstats": Path("/proc/diskstats").read_text(),
+                "meminfo": Path("/proc/meminfo").read_text(), "devices": block_devices()}
+
+
+class RemoteProc:
+    """A benchmark host's /proc, read over SSH in one command per sample."""
+
+    local = False
+    _SEP = "@@mysqlbench@@"
+
+    def __init__(self, host):
+        self.host = host
+        self.name = host.name
+
+    def read(self) -> dict[str, Any]:
+        sep = self._SEP
+        text = self.host.run(["sh", "-c", f"cat /proc/stat; echo {sep}; cat /proc/diskstats; echo {sep}; "
+                                          f"cat /proc/meminfo; echo {sep}; ls /sys/block"], timeout=30)
+        stat, diskstats, memory, devices = (text.split(sep + "\n") + ["", "", "", ""])[:4]
+        return {"stat": stat, "diskstats": diskstats, "meminfo": memory, "devices": whole_disks(devices.split())}
 
 
 def _stat_ticks(pid: int | None) -> int | None:
@@ -91,6 +129,7 @@ class OsSampler:
     # a benchmark tool's process (sysbench, a TPC-C peer, mariadb-slap), or a callable giving it once
     # started: its CPU is the run's, not other processes' noise
     tool_pid: Any = None
+    source: Any = None  # where /proc is read: this machine (LocalProc, the default) or a RemoteProc
 
     def __enter__(self) -> "OsSampler":
         self._stop = threading.Event()
@@ -107,13 +146,18 @@ class OsSampler:
         self._sample()  # the partial last interval
 
     def _read(self) -> dict[str, Any]:
-        read_b, write_b, reads, writes = _disks()
-        cpu, ctxt = _stat()
-        memory = meminfo()
+        source = self.source or LocalProc()
+        texts = source.read()
+        read_b, write_b, reads, writes = parse_disks(texts["diskstats"], texts["devices"])
+        cpu, ctxt = parse_stat(texts["stat"])
+        memory = parse_meminfo(texts["meminfo"])
+        # processes are only ours to read on this machine: on a remote host the noise share is absent
+        local = source.local
         return {"t": time.monotonic(), "cpu": cpu, "ctxt": ctxt, "read": read_b, "write": write_b, "reads": reads,
                 "writes": writes, "mem_total": memory.get("MemTotal"), "mem_available": memory.get("MemAvailable"),
                 "cached": memory.get("Cached"),
-                "server": _process_ticks(self.server_pid) + self._tool(), "self": _process_ticks(os.getpid())}
+                "server": _process_ticks(self.server_pid) + self._tool() if local else None,
+                "self": _process_ticks(os.getpid()) if local else None}
 
     def _tool(self) -> int:
         """The tool's CPU ticks so far; the last reading once it has exited and been reaped (its
@@ -144,7 +188,7 @@ def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     total = sum(cpu) or 1
     user, nice, system, idle, iowait = cpu[:5]
     busy = total - idle - iowait
-    ours = (b["server"] - a["server"]) + (b["self"] - a["self"])
+    ours = None if b.get("server") is None else (b["server"] - a["server"]) + (b["self"] - a["self"])
     seconds = max(b["t"] - a["t"], 1e-9)
     return {
         "seconds": round(seconds, 3),
@@ -162,5 +206,5 @@ def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         "page_cache_bytes": b["cached"],
         # CPU time used by everything but the server, the benchmark tool and this process, as a share
         # of all CPUs
-        "other_cpu_pct": round(100 * max(busy - ours, 0) / total, 1),
+        "other_cpu_pct": round(100 * max(busy - ours, 0) / total, 1) if ours is not None else None,
     }

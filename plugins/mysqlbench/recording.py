@@ -44,7 +44,14 @@ class TaskRecorder:
             if target is None or target.unix_socket or target.host in _LOCAL_HOSTS:
                 datadir = Path(variables.get("datadir", ""))
                 tmpdir = Path(variables.get("tmpdir", ""))
-        server["host_hash"] = self.store.keep_host_facts(host_facts(datadir, tmpdir))
+        if target is not None and getattr(target, "ssh_conn_id", None):  # the benchmark host, read over SSH
+            from mysqlbench.results.lineage import remote_host_facts
+            from mysqlbench.targets.host import SshHost
+
+            facts = remote_host_facts(SshHost(target.ssh_conn_id), target.datadir or variables.get("datadir"))
+        else:
+            facts = host_facts(datadir, tmpdir)
+        server["host_hash"] = self.store.keep_host_facts(facts)
         return Lineage.from_context(self.context, study=self.study, spec=self.spec, **server)
 
     def record(self, samples: Iterable[Sample] = (), validations: Iterable[Validation] = (), *,

@@ -74,7 +74,7 @@ def test_sysbench_cpu_sweeps_threads(bag):
         # one sample per second of sysbench's 3 s window (and the partial last one)
         assert len(os_user.values) in (3, 4) and os_user.offsets_s[2] == pytest.approx(3, abs=0.2)
         if threads == 2:  # both cores busy computing primes: the OS saw it
-            assert sorted(os_user.values)[1] > 70
+            assert sorted(os_user.values)[1] > 60  # one busy core alone is 50
         switches = TimeSeries.from_json(metric(rows, "os_context_switches_per_s", point, "cpu", "series")["series"])
         assert len(switches.values) == len(os_user.values) and all(v > 0 for v in switches.values)
         if threads == 2:  # sysbench's own CPU is the tool's, not other processes' noise
@@ -112,8 +112,11 @@ def test_sysbench_fileio_prepares_measures_and_cleans_up(bag, managed):
 
 
 def test_sysbench_oltp_prepares_once_and_reuses(bag, managed):
+    # up to 10 one-second warm-ups: a stray background read (purge, statistics) in a warm-up run
+    # is not the working set missing, and should not decide the test
     conf = dict(tables=2, table_size=2000, schema="sbtest_t", time_s=2, warmup_s=1, interval_s=1,
-                units=["oltp_read_only", "oltp_point_select"], matrix={"threads": [1, 2]}, settings={})
+                units=["oltp_read_only", "oltp_point_select"], matrix={"threads": [1, 2]}, settings={},
+                warmup_max_runs=10)
     first = run(bag, "sysbench_oltp", **conf)
     assert str(first.state) == "success"
     rows = rows_of(first)
@@ -124,7 +127,7 @@ def test_sysbench_oltp_prepares_once_and_reuses(bag, managed):
             assert metric(rows, "Handler_read_key", point, script, "counter")["value"] > 0  # the server did the work
             assert metric(rows, "Innodb_rows_read", point, script, "counter")["status"] == "absent"  # MariaDB 10.11
             meta = json.loads(tps["metadata"])
-            assert meta["cache_evidence"]["warm"] is True  # warm-up runs until the buffer pool read nothing
+            assert meta["cache_evidence"]["warm"] is True, meta["cache_evidence"]  # warm-ups until no reads
         qps = metric(rows, "qps", point, "oltp_point_select")["value"]
         assert qps == pytest.approx(metric(rows, "tps", point, "oltp_point_select")["value"], rel=0.01)
     verified = marker_time(managed)
@@ -148,3 +151,60 @@ def marker_time(managed) -> str:
             return cur.fetchone()[0]
     finally:
         admin.close()
+
+
+def test_sysbench_runs_on_a_benchmark_host_over_ssh(bag, sshd, bench_password):
+    """The target's connection names an SSH connection: sysbench prepares, warms and measures
+    there (the sshd's command log shows each run), with its password in a private file on that
+    host, never on a command line."""
+    import os
+
+    from airflow.models.pool import Pool
+
+    from conftest import SSH_CONN
+
+    via = json.loads(os.environ[f"AIRFLOW_CONN_{TEST_CONN.upper()}"])
+    via["extra"] = {**via["extra"], "ssh_conn_id": SSH_CONN}
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_VIA_SSH"] = json.dumps(via)
+    Pool.create_or_update_pool("target_mysqlbench_test_via_ssh", slots=1, description="tests", include_deferred=False)
+    before = len(sshd.commands())
+    out = run(bag, "sysbench_oltp", target_conn_id="mysqlbench_test_via_ssh", tables=2, table_size=1000,
+              schema="sbtest_ssh", time_s=2, warmup_s=1, interval_s=1, units=["oltp_point_select"],
+              matrix={"threads": [2]}, settings={})
+    assert str(out.state) == "success"
+    commands = sshd.commands()[before:]
+    assert any("sysbench --config-file=/tmp/mysqlbench-" in c and "oltp_read_write" in c and " prepare" in c
+               for c in commands), commands
+    measured = [c for c in commands if "oltp_point_select" in c and "--time=2" in c]
+    assert measured and all("--threads=2" in c for c in measured)
+    assert any("--time=1" in c for c in commands)  # the untimed warm-up, on the host too
+    assert bench_password not in "\n".join(commands)
+    rows = rows_of(out)
+    tps = metric(rows, "tps", "threads=2 cache=warm", "oltp_point_select")
+    assert tps["value"] > 0 and json.loads(tps["metadata"])["sysbench"]["host"] == f"127.0.0.1:{sshd.port}"
+    cpu = run(bag, "sysbench_cpu", target_conn_id="mysqlbench_test_via_ssh", max_prime=1000, time_s=1,
+              matrix={"threads": [1]})
+    assert str(cpu.state) == "success" and any("sysbench cpu" in c for c in sshd.commands())
+
+
+def test_sysbench_fileio_prepares_warms_evicts_and_runs_on_the_ssh_host(bag, sshd, tmp_path):
+    import os
+
+    assert "AIRFLOW_CONN_MYSQLBENCH_TEST_VIA_SSH" in os.environ  # the test above made it
+    directory = tmp_path / "fileio-on-host"
+    before = len(sshd.commands())
+    out = run(bag, "sysbench_fileio", target_conn_id="mysqlbench_test_via_ssh", file_total_size="8M", file_num=2,
+              directory=str(directory), units=["seqrd"], time_s=1, interval_s=1, matrix={"direct": [False]},
+              cache=["warm", "cold"])
+    assert str(out.state) == "success"
+    commands = sshd.commands()[before:]
+    for step in ("fileio --file-total-size=8388608 --file-num=2 prepare", "cat -- test_file.*", "iflag=nocache",
+                 "--file-test-mode=seqrd", "-name \"test_file.*\" -type f -delete"):
+        assert any(step in c for c in commands), (step, commands)
+    rows = rows_of(out)
+    cold = json.loads(metric(rows, "io_mib_per_s", "direct=off cache=cold", "seqrd")["metadata"])["cache_evidence"]
+    assert cold["workload_files_evicted"] == {str(directory): 3}  # the two files and our marker, on the host
+    warm = json.loads(metric(rows, "io_mib_per_s", "direct=off cache=warm", "seqrd")["metadata"])["cache_evidence"]
+    assert warm["warm"] is True and warm["bytes_read"] == 8 << 20 and warm["host"] == f"127.0.0.1:{sshd.port}"
+    assert metric(rows, "read_mib_per_s", "direct=off cache=warm", "seqrd")["value"] > 0
+    assert (directory / ".mysqlbench-fileio").exists() and not list(directory.glob("test_file.*"))

@@ -117,12 +117,13 @@ def host_state(*directories: str | os.PathLike | None) -> dict[str, Any]:
     return out
 
 
-def _physical_cores() -> int | None:
+def _physical_cores(text: str | None = None) -> int | None:
     """Distinct (physical id, core id) pairs in /proc/cpuinfo: cores, not hardware threads."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return None
     pairs = set()
     for block in text.split("\n\n"):
         fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
@@ -141,11 +142,67 @@ def _read(path: Path) -> str | None:
 
 def _scheduler(device: str) -> str | None:
     """The active I/O scheduler of a block device: the bracketed one in queue/scheduler."""
-    text = _read(Path("/sys/block") / device / "queue" / "scheduler")
-    if text is None:
+    return _active(_read(Path("/sys/block") / device / "queue" / "scheduler"))
+
+
+def _active(text: str | None) -> str | None:
+    if not text:
         return None
     match = re.search(r"\[([^\]]+)\]", text)
     return match.group(1) if match else text
+
+
+# what remote_host_facts asks a benchmark host, in one command: sections split by a marker line
+_REMOTE_FACTS = r"""
+sep=@@mysqlbench@@
+hostname; echo $sep; uname -s; echo $sep; uname -r; echo $sep; uname -m; echo $sep; nproc --all; echo $sep
+cat /proc/cpuinfo; echo $sep; cat /proc/meminfo; echo $sep
+for d in /sys/block/*; do
+  n=${d##*/}
+  printf '%s|%s|%s|%s|%s\n' "$n" "$(cat $d/size 2>/dev/null)" \
+    "$(cat $d/queue/rotational 2>/dev/null)" "$(cat $d/queue/scheduler 2>/dev/null)" \
+    "$(cat $d/device/model 2>/dev/null)"
+done; echo $sep
+cat /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor 2>/dev/null | sort -u; echo $sep
+stat -f -c %T "$1"; df --output=source,target "$1" | tail -1; echo $sep
+"""
+
+
+def remote_host_facts(host, datadir: str | None) -> dict[str, Any]:
+    """:func:`host_facts` of a benchmark host reached over SSH (``targets.host.SshHost``): the same
+    keys, read there in one command."""
+    from mysqlbench.ossampler import parse_meminfo, whole_disks
+
+    text = host.run(["sh", "-c", _REMOTE_FACTS, "facts", datadir or "/"], timeout=60)
+    parts = [p.strip("\n") for p in text.split("@@mysqlbench@@")]
+    hostname, system, release, machine, nproc, cpuinfo, memory_text, disks_text, governors, fs = (parts + [""] * 10)[:10]
+    memory = parse_meminfo(memory_text)
+    model = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+                 None)
+    disks = []
+    names = whole_disks([line.split("|")[0] for line in disks_text.splitlines()])
+    for line in disks_text.splitlines():
+        name, size, rotational, scheduler, disk_model = (line.split("|") + [""] * 5)[:5]
+        if name in names:
+            disks.append({"name": name, "size_bytes": int(size) * 512 if size.isdigit() else None,
+                          "rotational": rotational == "1" if rotational else None, "scheduler": _active(scheduler),
+                          "model": disk_model or None})
+    fs_lines = fs.splitlines()
+    facts: dict[str, Any] = {
+        "hostname": hostname.strip(), "kernel": f"{system.strip()} {release.strip()}", "machine": machine.strip(),
+        "cpu_count": int(nproc) if nproc.strip().isdigit() else None, "cpu_cores": _physical_cores(cpuinfo),
+        "cpu_model": model, "mem_total_bytes": memory.get("MemTotal"), "swap_total_bytes": memory.get("SwapTotal"),
+        "disks": disks, "reached_over": host.name,
+    }
+    facts.update({"cpu_governor": ",".join(governors.split())} if governors.strip() else
+                 {"cpu_governor": None, "cpu_governor_why": "not exposed by this kernel (no cpufreq in /sys: a "
+                                                            "virtual machine or no driver)"})
+    if datadir and len(fs_lines) >= 2:
+        device, mount = (fs_lines[1].split() + ["", ""])[:2]
+        facts["datadir_fs"] = {"device": device, "mount": mount, "type": fs_lines[0].strip()}
+    else:
+        facts["datadir_fs"] = None
+    return facts
 
 
 def _disks() -> list[dict[str, Any]]:

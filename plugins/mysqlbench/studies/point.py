@@ -24,6 +24,7 @@ from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.targets.lock import exclusive
+from mysqlbench.targets.sshcontrol import SshControl
 from mysqlbench.workloads.base import Session, StudyWorkload, UnitResult, workload_class
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,16 @@ class PointRun:
         first), and read each one back: a value the server silently capped at start makes the
         point not applicable, as for session knobs. The slow-log table (our server-time source) is
         emptied so looking a statement up stays cheap; on a managed instance nothing else writes to it."""
+        if isinstance(self.control, SshControl):  # a service on a benchmark host: restarted as it is configured,
+            with self._phase("restart"):          # then the point's globals SET again (journaled)
+                self.control.restart(holder=holder)
+                if global_settings:
+                    conn = self.target.connect()
+                    try:
+                        knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
+                    finally:
+                        conn.close()
+            return
         overrides = {s.variable: s.value for s in global_settings}
         with self._phase("restart"):
             if overrides:
@@ -142,7 +153,8 @@ class PointRun:
                 cur.execute("SELECT @@innodb_page_size")
                 page_size = cur.fetchone()[0]
             self._window = MeasuredWindow(conn, counters=self.spec.counters, page_size=page_size,
-                                          server_pid=self.control.pid() if self.control else None)
+                                          server_pid=self.control.pid() if self.control else None,
+                                          os_source=self._os_source())
             if self._abort_reason is not None:
                 self._window.abort(self._abort_reason)
         except BaseException:
@@ -152,10 +164,22 @@ class PointRun:
                        window=self._window, timeout_s=self.spec.timeout_s, slow_log=slow_log,
                        kill_query=self._kill_query, server_pid=self._window.server_pid), applied
 
+    def _os_source(self):
+        """OS samples come from the benchmark host: over SSH when the target names one."""
+        if not self.target.ssh_conn_id:
+            return None
+        from mysqlbench.ossampler import RemoteProc
+        from mysqlbench.targets.host import SshHost
+
+        return RemoteProc(self.control.host if isinstance(self.control, SshControl) else SshHost(self.target.ssh_conn_id))
+
     # -- the point --------------------------------------------------------------------------------
     def _take_control(self, lock) -> None:
         """Inside the hold (another point may have had the server down for a restart until now):
         start our instance if it is down, and believe a managed claim only once it is proven."""
+        if self.target.control == "ssh":  # restarted and its cache dropped over SSH, on its own host
+            self.control = SshControl(self.target)
+            return
         if self.target.control != "managed":
             return
         from mysqlbench.targets.managed import ManagedServer, ManagedSpec
@@ -173,8 +197,9 @@ class PointRun:
             self._take_control(lock)
             # what changes from run to run on the host (free space, available memory), kept with
             # every sample of the point and out of the host hash
-            self.meta["host_state"] = host_state(*((self.control.datadir, self.control.tmpdir) if self.control
-                                                   else ()))
+            self.meta["host_state"] = (self.control.host_state() if isinstance(self.control, SshControl) else
+                                       host_state(*((self.control.datadir, self.control.tmpdir) if self.control
+                                                    else ())))
             if self.point["cache"] == "cold" and self.control is None:
                 return self._not_applicable(f"cold cache needs restart control; {self.target.conn_id} is "
                                             f"{self.target.control} (connection only)")
@@ -188,7 +213,7 @@ class PointRun:
             finally:
                 probe.close()
             try:
-                if global_settings and self.control is None:
+                if global_settings and (self.control is None or isinstance(self.control, SshControl)):
                     conn = self.target.connect()
                     try:
                         knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
@@ -246,18 +271,25 @@ class PointRun:
                     reset = None
                     if self.workload.changes_dataset:  # every repetition from the same verified data
                         with self._phase("reset"):
-                            reset = self.workload.reset_dataset(self.target, self.control, lock.token)
+                            # a datadir snapshot only on our own instance; a server over SSH is reloaded
+                            own = None if isinstance(self.control, SshControl) else self.control
+                            reset = self.workload.reset_dataset(self.target, own, lock.token)
                         lock.renew()
                     if self.control is not None:
                         self._restart(global_settings, info, lock.token)
                         lock.renew()
-                    if cold:
+                    if cold and isinstance(self.control, SshControl):
                         with self._phase("restart"):
-                            own = [str(p) for p in self.workload.cold_paths(self.target)]
+                            own = self.workload.evict_cold(self.target)
+                            evidence = {"restart": True, **self.control.drop_os_cache(self.spec.cold_eviction),
+                                        **({"workload_files_evicted": own} if own else {}),
+                                        "datadir_fs": self.control.filesystem()}
+                    elif cold:
+                        with self._phase("restart"):
+                            own = self.workload.evict_cold(self.target)
                             evidence = {"restart": True,
                                         **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
-                                        **({"workload_files_evicted": {p: cache.evict_files(p) for p in own}}
-                                           if own else {}),
+                                        **({"workload_files_evicted": own} if own else {}),
                                         "datadir_fs": filesystem_of(self.control.datadir),
                                         "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not "
                                                          "hold data pages"}

@@ -6,20 +6,27 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mysqlbench.errors import InvalidInput, TargetUnavailable, UnsafeOperation
+from mysqlbench.params import CONN_ID_PATTERN
 from mysqlbench.targets.flavor import ServerInfo, parse_server_info
 
 log = logging.getLogger(__name__)
 
 CONTROL_MANAGED = "managed"
 CONTROL_EXTERNAL = "external"
-CONTROLS = (CONTROL_MANAGED, CONTROL_EXTERNAL)
-_OUR_EXTRAS = frozenset({"control", "benchmark_target", "managed_target"})
+CONTROL_SSH = "ssh"
+CONTROLS = (CONTROL_MANAGED, CONTROL_EXTERNAL, CONTROL_SSH)
+_OUR_EXTRAS = frozenset({"control", "benchmark_target", "managed_target", "ssh_conn_id", "restart_command", "datadir"})
+# a path on a benchmark host, as a command there gets it
+_REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{0,4000}$")
+# a host name or address, as tools on the benchmark host get it in their argv
+_HOST = re.compile(r"^[A-Za-z0-9_.:\-\[\]%]{1,253}$")
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,12 @@ class TargetConnection:
       the connection reaches reports the instance's own datadir, port and host.
     - ``managed_target``: the managed instance's name, for restart and health.
     - ``unix_socket``: connect through a socket instead of TCP.
+    - ``ssh_conn_id``: the benchmark host's SSH connection: the tools (sysbench, mariadb-slap) run
+      there, over SSH, instead of on the worker (``targets/host.py``).
+    - ``control: ssh`` (with ``ssh_conn_id``, ``restart_command``, an argv list such as
+      ``["systemctl", "restart", "mariadb"]``, and ``datadir``): a server on a benchmark host that
+      the engine restarts and whose page cache it drops over SSH (``targets/sshcontrol.py``), so
+      cold-cache points run there; global settings are SET GLOBAL, as for external servers.
     """
 
     conn_id: str
@@ -47,6 +60,9 @@ class TargetConnection:
     marked: bool = False  # the connection's own benchmark_target extra
     control: str = CONTROL_EXTERNAL
     managed_target: str | None = None
+    ssh_conn_id: str | None = None
+    restart_command: tuple[str, ...] = ()
+    datadir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the driver settings
 
     @classmethod
@@ -89,6 +105,23 @@ class TargetConnection:
             raise InvalidInput(f"connection {conn_id!r}: a managed target needs managed_target in its extras")
         if not login:
             raise InvalidInput(f"connection {conn_id!r} has no login")
+        if host and not _HOST.fullmatch(host):
+            raise InvalidInput(f"connection {conn_id!r}: host {host!r} is not a host name or address")
+        ssh_conn_id = extra.get("ssh_conn_id")
+        if ssh_conn_id is not None and not re.fullmatch(CONN_ID_PATTERN, str(ssh_conn_id)):
+            raise InvalidInput(f"connection {conn_id!r}: ssh_conn_id {ssh_conn_id!r} is not a connection id")
+        restart = extra.get("restart_command") or []
+        datadir = extra.get("datadir")
+        if control == CONTROL_SSH:
+            if not ssh_conn_id:
+                raise InvalidInput(f"connection {conn_id!r}: control ssh needs ssh_conn_id in its extras")
+            if not (isinstance(restart, list) and restart and all(isinstance(a, str) and a and "\n" not in a
+                                                                  and "\0" not in a for a in restart)):
+                raise InvalidInput(f"connection {conn_id!r}: control ssh needs restart_command, a list of arguments "
+                                   "(e.g. [\"systemctl\", \"restart\", \"mariadb\"])")
+            if not (isinstance(datadir, str) and _REMOTE_PATH.fullmatch(datadir) and "/../" not in f"{datadir}/"):
+                raise InvalidInput(f"connection {conn_id!r}: control ssh needs datadir, the server's data directory "
+                                   "on the host (an absolute path of letters, digits and _ . - /)")
         return cls(
             conn_id=conn_id,
             host=host or "127.0.0.1",
@@ -99,6 +132,9 @@ class TargetConnection:
             marked=marked,
             control=control,
             managed_target=extra.get("managed_target"),
+            ssh_conn_id=ssh_conn_id,
+            restart_command=tuple(restart) if control == CONTROL_SSH else (),
+            datadir=datadir if control == CONTROL_SSH else None,
             extra={k: v for k, v in extra.items() if k not in _OUR_EXTRAS},
         )
 

@@ -73,7 +73,18 @@ def target_resources(target) -> list[str]:
         identity = f"managed:{socket.gethostname()}:{ManagedServer(ManagedSpec.load(target.managed_target)).datadir}"
     else:
         identity = f"server:{host}:{target.unix_socket or target.port}"
-    return [f"target:{identity}", f"host:{host}"]
+    resources = [f"target:{identity}", f"host:{host}"]
+    if getattr(target, "ssh_conn_id", None):  # the benchmark host its tools run on: one measurement there at a time
+        resources.append(f"host:{ssh_host(target.ssh_conn_id)}")
+    return resources
+
+
+def ssh_host(ssh_conn_id: str) -> str:
+    """The machine an SSH connection reaches (this host for a loopback address)."""
+    from airflow.sdk import BaseHook
+
+    host = (BaseHook.get_connection(ssh_conn_id).host or "").lower()
+    return socket.gethostname() if host in _LOCAL else host
 
 
 def dataset_resource(target, schema: str) -> str:

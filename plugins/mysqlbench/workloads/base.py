@@ -162,10 +162,10 @@ class StudyWorkload(ABC):
         the engine repeat ``warm_run`` until physical reads stop."""
         return None
 
-    def cold_paths(self, target) -> list[Any]:
-        """Directories of this workload's own files (beyond the server's datadir) whose pages a
-        cold repetition evicts from the page cache."""
-        return []
+    def evict_cold(self, target) -> dict[str, int]:
+        """A cold repetition: this workload's own files (beyond the server's datadir) out of the
+        benchmark host's page cache; returns files evicted per directory."""
+        return {}
 
     def release_dataset(self, target) -> dict[str, Any] | None:
         """The study's teardown: remove what only this run needed (a file test's files, unless the

@@ -25,7 +25,6 @@ import logging
 import random
 import shutil
 import string
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -402,44 +401,58 @@ class SlapWorkload(StudyWorkload):
         return lines, ids
 
     def _slap(self, session: Session, operation: str, lines: list[str], *, window: bool):
-        """mariadb-slap over ``lines`` (every client runs them all), inside the engine's window or
-        untimed; returns (the --csv row, the window result or None)."""
+        """mariadb-slap over ``lines`` (every client runs them all) on the target's benchmark host
+        (this machine, or over SSH), inside the engine's window or untimed; returns (the --csv row,
+        the window result or None, clients, the tool's name)."""
+        import contextlib
+
         from mysqlbench import slap_output
-        from mysqlbench.tools import ToolProcess
+        from mysqlbench.targets.host import LocalHost, host_of
 
         p = self.params
         clients = 1 if operation == "batch_select" else p.clients()
         target = session.target
-        with tempfile.TemporaryDirectory(prefix="mysqlbench-slap-") as tmp:
-            directory = Path(tmp)
-            (directory / "statements.sql").write_text(";\n".join(lines) + ";\n")
-            defaults = directory / "client.cnf"  # the password never on a command line
-            defaults.touch(mode=0o600)
-            defaults.write_text(f"[client]\nuser={target.login}\npassword={target.password}\n"
-                                f"host={target.host}\nport={target.port}\n")
-            argv = [slap_binary(), f"--defaults-file={defaults}", f"--create-schema={session.schema}",
-                    f"--query={directory / 'statements.sql'}", "--delimiter=;", f"--concurrency={clients}",
-                    f"--iterations={p.iterations}", f"--csv={directory / 'result.csv'}", "--no-drop"]
-            proc = ToolProcess(argv, directory, [target.password])
+        host = session.state.setdefault("host", host_of(target))
+        local = isinstance(host, LocalHost)
+        with contextlib.ExitStack() as files:
+            statements = files.enter_context(host.private_file("statements.sql", ";\n".join(lines) + ";\n"))
+            # the password never on a command line
+            defaults = files.enter_context(host.private_file(
+                "client.cnf", f"[client]\nuser={target.login}\npassword={target.password}\n"
+                              f"host={target.host}\nport={target.port}\n"))
+            result_csv = f"{statements.rsplit('/', 1)[0]}/result.csv"
+            argv = [slap_binary() if local else "mariadb-slap", f"--defaults-file={defaults}",
+                    f"--create-schema={session.schema}", f"--query={statements}", "--delimiter=;",
+                    f"--concurrency={clients}", f"--iterations={p.iterations}", f"--csv={result_csv}", "--no-drop"]
+            proc = None
 
             def work() -> int:
-                proc.start()
+                nonlocal proc
+                proc = host.start(argv, None, [target.password])
                 return proc.wait(self.spec.timeout_s)
 
+            def pid():
+                return getattr(proc.proc, "pid", None) if local and proc is not None else None
+
             try:
-                measured = session.window.run(work, kill=proc.stop, tool_pid=lambda: proc.proc.pid if proc.proc else None) \
+                measured = session.window.run(work, kill=lambda: proc and proc.stop(), tool_pid=pid) \
                     if window else None
                 code = measured.value if measured is not None else work()
             finally:
-                proc.stop()
+                if proc is not None:
+                    proc.stop()
             if measured is not None and measured.error is not None:
                 raise measured.error
-            slap_output.check_errors(proc.output)
+            output = proc.output if proc is not None else ""
+            slap_output.check_errors(output)
             if code != 0:
-                raise slap_output.SlapOutputError(f"mariadb-slap exited with status {code}: {proc.output[-400:]}")
-            result_file = directory / "result.csv"
-            (row,) = slap_output.parse_csv(result_file.read_text() if result_file.exists() else "", proc.output)
-        return row, measured, clients, Path(argv[0]).name
+                raise slap_output.SlapOutputError(f"mariadb-slap exited with status {code}: {output[-400:]}")
+            try:
+                text = host.read_text(result_csv)
+            except Exception:  # noqa: BLE001 - no result file: parse_csv says why, with the tool's words
+                text = ""
+            (row,) = slap_output.parse_csv(text, output)
+        return row, measured, clients, "mariadb-slap" if not local else Path(argv[0]).name
 
     def measure(self, session: Session, operation: str, repetition: int) -> UnitResult:
         p = self.params

@@ -31,7 +31,10 @@ WRITE_SCRIPTS = ("oltp_read_write", "oltp_write_only", "oltp_update_index", "olt
 FILEIO_MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
 
 
-def sysbench_binary() -> str:
+def sysbench_binary(remote: bool = False) -> str:
+    """sysbench on this machine (checked), or on a benchmark host (found on its PATH there)."""
+    if remote:
+        return "sysbench"
     path = shutil.which("sysbench")
     if path is None:
         raise InvalidInput("sysbench is not installed on this host (Debian package sysbench; `make setup` installs it)")
@@ -47,10 +50,11 @@ class SysbenchRun:
     command: str = "run"
     cwd: Path | None = None
     secrets: list[str] = field(default_factory=list, repr=False)
-    config_file: Path | None = None   # holds --mysql-password
+    config_file: Path | str | None = None   # holds --mysql-password
+    remote: bool = False                    # run on a benchmark host over SSH
 
     def argv(self) -> list[str]:
-        argv = [sysbench_binary()]
+        argv = [sysbench_binary(self.remote)]
         if self.config_file is not None:
             argv.append(f"--config-file={self.config_file}")
         argv.append(self.test)
@@ -73,10 +77,11 @@ class RunOutcome:
     started_s: float         # wall-clock seconds from the process start to "Threads started!"
 
 
-def run_measured(session, run: SysbenchRun, test: str, timeout_s: float) -> RunOutcome:
-    """Start sysbench, open the engine's window at ``Threads started!``, close it when sysbench
-    exits; parse its report (a killed or failed run raises, never gives zeros)."""
-    from mysqlbench.tools import ToolProcess
+def run_measured(session, run: SysbenchRun, test: str, timeout_s: float, host=None) -> RunOutcome:
+    """Start sysbench (on the target's benchmark host: this machine, or over SSH), open the
+    engine's window at ``Threads started!``, close it when sysbench exits; parse its report (a
+    killed or failed run raises, never gives zeros)."""
+    from mysqlbench.targets.host import LocalHost
 
     started = threading.Event()
 
@@ -84,9 +89,10 @@ def run_measured(session, run: SysbenchRun, test: str, timeout_s: float) -> RunO
         if line.strip() == THREADS_STARTED:
             started.set()
 
-    proc = ToolProcess(run.argv(), run.cwd or Path.cwd(), run.secrets, on_line)
+    host = host or LocalHost()
     begin = time.monotonic()
-    proc.start()
+    proc = host.start(run.argv(), run.cwd or (Path.cwd() if isinstance(host, LocalHost) else None), run.secrets,
+                      on_line)
     try:
         while not started.wait(0.02):
             if session.window.aborted or proc.proc.poll() is not None or time.monotonic() - begin > 600:
@@ -98,7 +104,8 @@ def run_measured(session, run: SysbenchRun, test: str, timeout_s: float) -> RunO
         def work() -> int:
             return proc.wait(timeout_s)
 
-        measured = session.window.run(work, kill=proc.stop, tool_pid=proc.proc.pid)
+        local_pid = getattr(proc.proc, "pid", None) if isinstance(host, LocalHost) else None
+        measured = session.window.run(work, kill=proc.stop, tool_pid=local_pid)
     finally:
         proc.stop()
     if measured.error is not None:
@@ -109,13 +116,13 @@ def run_measured(session, run: SysbenchRun, test: str, timeout_s: float) -> RunO
                       output=proc.output, window=measured, started_s=started_s)
 
 
-def run_untimed(run: SysbenchRun, timeout_s: float) -> str:
+def run_untimed(run: SysbenchRun, timeout_s: float, host=None) -> str:
     """prepare, cleanup, or a warm-up run: to the end, outside any window; its output, or an error
     with sysbench's own FATAL line."""
-    from mysqlbench.tools import ToolProcess
+    from mysqlbench.targets.host import LocalHost
 
-    proc = ToolProcess(run.argv(), run.cwd or Path.cwd(), run.secrets)
-    proc.start()
+    host = host or LocalHost()
+    proc = host.start(run.argv(), run.cwd or (Path.cwd() if isinstance(host, LocalHost) else None), run.secrets)
     try:
         code = proc.wait(timeout_s)
     finally:

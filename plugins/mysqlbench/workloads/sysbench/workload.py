@@ -15,9 +15,7 @@ series). Figures a test does not print are absent.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -79,8 +77,11 @@ class _SysbenchWorkload(StudyWorkload):
     def _measure_run(self, session: Session, run: tool.SysbenchRun, primary: float | None = None,
                      series_keys: tuple[str, ...] = ()) -> UnitResult:
         from mysqlbench.results.store import TimeSeries
+        from mysqlbench.targets.host import LocalHost, host_of
 
-        out = tool.run_measured(session, run, self.test, timeout_s=self.spec.timeout_s)
+        host = session.state.setdefault("host", host_of(session.target))
+        run.remote = not isinstance(host, LocalHost)
+        out = tool.run_measured(session, run, self.test, timeout_s=self.spec.timeout_s, host=host)
         report = out.report
         latency = report["latency_ms"]
         metrics: dict[str, tuple[float | None, str]] = {
@@ -103,7 +104,7 @@ class _SysbenchWorkload(StudyWorkload):
         value = metrics[self.primary.name][0] if primary is None else primary
         return UnitResult(status="ok", primary=value, metrics=metrics, counters=out.window.counters,
                           os=out.window.os, os_samples=out.window.os_samples, series=series,
-                          facts={"sysbench": {"test": run.test, "options": run.options,
+                          facts={"sysbench": {"test": run.test, "options": run.options, "host": host.name,
                                               "threads_started_after_s": round(out.started_s, 3)}})
 
     def _own_metrics(self, report: dict[str, Any]) -> dict[str, tuple[float | None, str]]:
@@ -215,6 +216,9 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
     def directory(self, target) -> Path:
         if self.spec.dataset.directory:
             return Path(self.spec.dataset.directory)
+        if target.ssh_conn_id:
+            raise InvalidInput(f"{target.conn_id} runs its tools on {target.ssh_conn_id} over SSH: give the file test "
+                               "a dataset.directory on that host's file system under test")
         if target.control != "managed" or not target.managed_target:
             raise InvalidInput(f"{target.conn_id} is not a managed target: give the file test a dataset.directory "
                                "on its file system")
@@ -226,69 +230,95 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
         d = self.spec.dataset
         return f"fileio-{d.total_bytes()}-{d.file_num}"
 
-    def _files(self, directory: Path) -> list[Path]:
-        return [directory / f"test_file.{i}" for i in range(self.spec.dataset.file_num)]
+    def _names(self) -> list[str]:
+        return [f"test_file.{i}" for i in range(self.spec.dataset.file_num)]
 
-    def _claim(self, target, directory: Path) -> None:
+    # The files live on the benchmark host (this machine, or over SSH): every step is one shell
+    # command there, with the directory passed as an argument, never spliced into the script.
+    def _host(self, target, session: Session | None = None):
+        from mysqlbench.targets.host import host_of
+
+        if session is not None:
+            return session.state.setdefault("host", host_of(target))
+        return host_of(target)
+
+    @staticmethod
+    def _sh(host, script: str, directory: Path, timeout: float = 120) -> str:
+        return host.run(["sh", "-c", script, "fileio", str(directory)], timeout=timeout)
+
+    def _claim(self, host, target, directory: Path) -> None:
         """Only a directory we created (it holds our marker file) is ever written or cleaned."""
         target.require_benchmark_target(f"write sysbench test files in {directory}")
-        if directory.exists() and not (directory / FILEIO_MARKER).exists():
-            if any(directory.iterdir()):
-                raise MysqlbenchError(f"{directory} exists and was not created by mysqlbench (no {FILEIO_MARKER}); "
-                                      "refusing to write test files there: choose an empty or new directory")
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / FILEIO_MARKER).write_text(json.dumps({"owner": "mysqlbench"}))
+        verdict = self._sh(host, f'if [ -e "$1" ] && [ ! -e "$1/{FILEIO_MARKER}" ] && [ -n "$(ls -A "$1")" ]; '
+                                 f'then echo foreign; else mkdir -p "$1" && echo mysqlbench > "$1/{FILEIO_MARKER}" '
+                                 '&& echo ours; fi', directory).strip()
+        if verdict != "ours":
+            raise MysqlbenchError(f"{directory} on {host.name} exists and was not created by mysqlbench (no "
+                                  f"{FILEIO_MARKER}); refusing to write test files there: choose an empty or new "
+                                  "directory")
+
+    def _sizes(self, host, directory: Path) -> dict[str, int]:
+        out = self._sh(host, 'cd "$1" 2>/dev/null || exit 0; for f in test_file.*; do '
+                             '[ -f "$f" ] && echo "$f $(stat -c %s "$f")"; done; true', directory)
+        return {name: int(size) for name, size in (line.split() for line in out.splitlines() if line.strip())}
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
-        """The test files (sysbench fileio prepare), reused while every file has its size."""
+        """The test files (sysbench fileio prepare, on the benchmark host), reused while every file
+        has its size."""
         from mysqlbench.targets.lock import exclusive
 
         directory = self.directory(target)
+        host = self._host(target)
         dataset = self.spec.dataset
         per_file = dataset.total_bytes() // dataset.file_num
-        files = self._files(directory)
         with exclusive(target, "prepare sysbench test files"):
-            self._claim(target, directory)
-            if all(f.exists() and f.stat().st_size == per_file for f in files):
-                return {"dataset_id": self._dataset_id(), "reused": True, "directory": str(directory)}
-            have = sum(f.stat().st_size for f in files if f.exists())
-            free = os.statvfs(directory).f_bavail * os.statvfs(directory).f_frsize
-            need = per_file * dataset.file_num - have
+            self._claim(host, target, directory)
+            sizes = self._sizes(host, directory)
+            if all(sizes.get(name) == per_file for name in self._names()):
+                return {"dataset_id": self._dataset_id(), "reused": True, "directory": str(directory),
+                        "host": host.name}
+            free = int(self._sh(host, 'df -B1 --output=avail "$1" | tail -1', directory).strip())
+            need = per_file * dataset.file_num - sum(sizes.values())
             if need > free * 0.95:
-                raise InvalidInput(f"the test files need {need / 2**30:.2f} GiB more on {directory}; "
+                raise InvalidInput(f"the test files need {need / 2**30:.2f} GiB more on {directory} ({host.name}); "
                                    f"{free / 2**30:.2f} GiB are free")
-            self._cleanup(directory)
-            output = tool.run_untimed(tool.SysbenchRun("fileio", self._file_options(), command="prepare",
-                                                       cwd=directory), timeout_s=self.spec.point_timeout_s)
-            log.info("prepared: %s", output.strip().splitlines()[-1] if output.strip() else "")
-        return {"dataset_id": self._dataset_id(), "reused": False, "directory": str(directory)}
+            self._cleanup(host, directory)
+            run = tool.SysbenchRun("fileio", self._file_options(), command="prepare", cwd=directory,
+                                   remote=host.name != "local")
+            output = tool.run_untimed(run, timeout_s=self.spec.point_timeout_s, host=host)
+            log.info("prepared on %s: %s", host.name, output.strip().splitlines()[-1] if output.strip() else "")
+        return {"dataset_id": self._dataset_id(), "reused": False, "directory": str(directory), "host": host.name}
 
     def _file_options(self) -> dict[str, Any]:
         return {"file-total-size": self.spec.dataset.total_bytes(), "file-num": self.spec.dataset.file_num}
 
-    def _cleanup(self, directory: Path) -> int:
-        removed = 0
-        if (directory / FILEIO_MARKER).exists():
-            for path in directory.glob("test_file.*"):
-                path.unlink()
-                removed += 1
-        return removed
+    def _cleanup(self, host, directory: Path) -> int:
+        """The test files removed, in a directory that carries our marker only."""
+        out = self._sh(host, f'[ -e "$1/{FILEIO_MARKER}" ] || {{ echo 0; exit 0; }}; '
+                             'find "$1" -maxdepth 1 -name "test_file.*" -type f -delete -print | wc -l', directory)
+        return int(out.strip() or 0)
 
     def check_dataset(self, target, dataset_id: str) -> None:
         directory = self.directory(target)
         per_file = self.spec.dataset.total_bytes() // self.spec.dataset.file_num
-        missing = [f.name for f in self._files(directory) if not f.exists() or f.stat().st_size != per_file]
-        if missing:
-            raise MysqlbenchError(f"sysbench test files changed in {directory}: {missing[:5]}; run the study again")
+        sizes = self._sizes(self._host(target), directory)
+        changed = [name for name in self._names() if sizes.get(name) != per_file]
+        if changed:
+            raise MysqlbenchError(f"sysbench test files changed in {directory}: {changed[:5]}; run the study again")
 
     def release_dataset(self, target) -> dict[str, Any] | None:
         if self.spec.dataset.keep_files:
             return None
         directory = self.directory(target)
-        return {"removed_test_files": self._cleanup(directory), "directory": str(directory)}
+        return {"removed_test_files": self._cleanup(self._host(target), directory), "directory": str(directory)}
 
-    def cold_paths(self, target) -> list[Path]:
-        return [self.directory(target)]
+    def evict_cold(self, target) -> dict[str, int]:
+        """The test files out of the benchmark host's page cache (GNU dd's nocache drop, per file)."""
+        from mysqlbench.targets.sshcontrol import EVICT
+
+        directory = self.directory(target)
+        count = self._host(target).run([*EVICT, str(directory)], timeout=300)
+        return {str(directory): int(count.strip() or 0)}
 
     def prepare(self, unit: str) -> tool.SysbenchRun:
         p = self.params
@@ -299,25 +329,24 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
         return tool.SysbenchRun("fileio", options)
 
     def warm(self, session: Session, prepared: tool.SysbenchRun) -> dict[str, Any]:
-        """Warm: every test file read once, so the page cache holds as much of them as it can
-        (with O_DIRECT the page cache is not used at all)."""
+        """Warm: every test file read once on the benchmark host, so its page cache holds as much
+        of them as it can (with O_DIRECT the page cache is not used at all)."""
+        from mysqlbench.ossampler import parse_meminfo
+
         if self.params.direct:
             return {"warm": None, "why": "O_DIRECT: the file test bypasses the page cache"}
+        host = self._host(session.target, session)
         directory = self.directory(session.target)
-        total = 0
-        for path in self._files(directory):
-            with open(path, "rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    total += len(chunk)
-        from mysqlbench.ossampler import meminfo
-
-        available = meminfo().get("MemAvailable")
+        out = self._sh(host, 'cd "$1" && cat -- test_file.* | wc -c && cat /proc/meminfo', directory, timeout=3600)
+        total_text, _, memory = out.partition("\n")
+        total = int(total_text.strip())
+        available = parse_meminfo(memory).get("MemAvailable")
         fits = available is None or total <= available
-        return {"warm": fits, "bytes_read": total, "how": "read every test file once",
+        return {"warm": fits, "bytes_read": total, "how": "read every test file once", "host": host.name,
                 **({} if fits else {"why": f"the files ({total} bytes) exceed available memory ({available})"})}
 
     def measure(self, session: Session, prepared: tool.SysbenchRun, repetition: int) -> UnitResult:
-        prepared.cwd = self.directory(session.target)
+        prepared.cwd = self.directory(session.target)  # sysbench finds its files in its working directory
         return self._measure_run(session, prepared, series_keys=("read_mib_per_s", "written_mib_per_s"))
 
     def _own_metrics(self, report: dict[str, Any]) -> dict[str, tuple[float | None, str]]:
@@ -377,11 +406,12 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         definitions and checksums are what was verified."""
         from mysqlbench import fingerprint, ownership
         from mysqlbench.identifiers import quote
+        from mysqlbench.targets.host import LocalHost, host_of
         from mysqlbench.targets.lock import exclusive
-        from mysqlbench.tools import SysbenchSecret
 
         schema = self.spec.dataset.schema_name
         wanted = self._dataset_id()
+        host = host_of(target)
         with exclusive(target, f"prepare sysbench tables in {schema}", dataset=schema):
             conn = target.connect()
             try:
@@ -396,13 +426,14 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
                                 "AND TABLE_NAME <> %s", (schema, ownership.MARKER_TABLE))
                     for (table,) in cur.fetchall():
                         cur.execute(f"DROP TABLE {quote(schema)}.{quote(table)}")
-                with SysbenchSecret(target.password) as secret:
+                with host.private_file("sysbench.cfg", f"mysql-password={target.password}\n") as secret:
                     run = tool.SysbenchRun("oltp_read_write", {**self._connection_options(target, schema),
                                                            "tables": self.spec.dataset.tables,
                                                            "table-size": self.spec.dataset.table_size,
                                                            "threads": min(self.spec.dataset.tables, 4)},
-                                           command="prepare", secrets=[target.password], config_file=secret)
-                    tool.run_untimed(run, timeout_s=self.spec.point_timeout_s)
+                                           command="prepare", secrets=[target.password], config_file=secret,
+                                           remote=not isinstance(host, LocalHost))
+                    tool.run_untimed(run, timeout_s=self.spec.point_timeout_s, host=host)
                 with conn.cursor() as cur:
                     for table in self._table_names():
                         cur.execute(f"ANALYZE TABLE {quote(schema)}.{quote(table)}")
@@ -480,7 +511,14 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
     def prepare(self, unit: str) -> str:
         return unit
 
-    def _run(self, session: Session, script: str, time_s: int, secret: Path) -> tool.SysbenchRun:
+    def _secret(self, session: Session):
+        """sysbench's password file, on the host sysbench runs on."""
+        from mysqlbench.targets.host import host_of
+
+        host = session.state.setdefault("host", host_of(session.target))
+        return host.private_file("sysbench.cfg", f"mysql-password={session.target.password}\n")
+
+    def _run(self, session: Session, script: str, time_s: int, secret) -> tool.SysbenchRun:
         p = self.params
         options = {**self._connection_options(session.target, session.schema), "tables": self.spec.dataset.tables,
                    "table-size": self.spec.dataset.table_size, **p.common_options(), "time": time_s}
@@ -491,14 +529,16 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
     def warm_run(self, session: Session, script: str) -> int | None:
         """One untimed run of the script for ``warmup_s``: its Innodb_buffer_pool_reads delta."""
         from mysqlbench.measure import read_status
-        from mysqlbench.tools import SysbenchSecret
+        from mysqlbench.targets.host import LocalHost
 
         if self.params.warmup_s == 0:
             return 0
         before = read_status(session.conn).get("Innodb_buffer_pool_reads")
-        with SysbenchSecret(session.target.password) as secret:
-            tool.run_untimed(self._run(session, script, self.params.warmup_s, secret),
-                             timeout_s=self.params.warmup_s + 120)
+        with self._secret(session) as secret:
+            host = session.state["host"]
+            run = self._run(session, script, self.params.warmup_s, secret)
+            run.remote = not isinstance(host, LocalHost)
+            tool.run_untimed(run, timeout_s=self.params.warmup_s + 120, host=host)
         after = read_status(session.conn).get("Innodb_buffer_pool_reads")
         return None if before is None or after is None else after - before
 
@@ -508,9 +548,7 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         return None  # the engine repeats warm_run until the buffer pool reads nothing
 
     def measure(self, session: Session, script: str, repetition: int) -> UnitResult:
-        from mysqlbench.tools import SysbenchSecret
-
-        with SysbenchSecret(session.target.password) as secret:
+        with self._secret(session) as secret:
             result = self._measure_run(session, self._run(session, script, self.params.time_s, secret),
                                        series_keys=("tps", "qps", "errors_per_s"))
         result.facts["writes"] = script in tool.WRITE_SCRIPTS

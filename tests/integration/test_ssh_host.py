@@ -1,0 +1,139 @@
+"""A benchmark host over SSH, against a real OpenSSH server on 127.0.0.1 that the tests start:
+commands run there (its log shows them), long quiet commands do not trip the SSH provider's
+10 s silence timeout, a stopped command's whole process group goes, and a wrong host key or a
+connection that turns key checking off is refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.targets.host import HostError, SshHost
+
+from conftest import SSH_CONN
+
+
+def test_a_command_runs_on_the_host_and_the_server_logs_it(sshd):
+    host = SshHost(SSH_CONN)
+    out = host.run(["sysbench", "cpu", "--cpu-max-prime=500", "--time=1", "--threads=1", "run"], timeout=60)
+    from mysqlbench.sysbench_output import parse_report
+
+    assert parse_report(out, "cpu")["events_per_s"] > 0
+    assert any("sysbench cpu --cpu-max-prime=500" in line for line in sshd.commands())
+    # every argument quoted: a value with shell metacharacters is one argument, never shell syntax
+    marker = sshd.root / "never-created"
+    echoed = host.run(["echo", f"x; touch {marker}", "$(id)"], timeout=30)
+    assert echoed.strip() == f"x; touch {marker} $(id)" and not marker.exists()
+
+
+def test_a_quiet_command_longer_than_the_silence_timeout_finishes(sshd):
+    started = time.monotonic()
+    out = SshHost(SSH_CONN).run(["sh", "-c", "sleep 12; echo done"], timeout=60)
+    assert out.strip() == "done" and time.monotonic() - started >= 12
+
+
+def test_stop_ends_the_remote_process_group(sshd, tmp_path):
+    host = SshHost(SSH_CONN)
+    proc = host.start(["sh", "-c", "sleep 300 & sleep 301; wait"], None, [])
+    deadline = time.monotonic() + 10
+    while proc.pgid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.pgid is not None
+    proc.stop()
+    time.sleep(0.5)
+    # processes of the group still running (a killed child may linger as a zombie until its new
+    # parent reaps it: not running)
+    left = host.run(["sh", "-c", f"ps -o stat= -g {proc.pgid} | grep -v '^Z' || true"], timeout=30)
+    assert left.strip() == ""
+
+
+def test_a_wrong_host_key_is_refused(sshd, tmp_path):
+    import subprocess
+
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    other = " ".join((tmp_path / "other.pub").read_text().split()[:2])
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_SSH_WRONG"] = json.dumps(sshd.connection(host_key=other))
+    before = len(sshd.commands())
+    with pytest.raises(HostError, match="host key of 127.0.0.1:.* does not match"):
+        SshHost("mysqlbench_test_ssh_wrong").run(["true"], timeout=30)
+    assert len(sshd.commands()) == before  # nothing ran
+
+
+def test_turning_key_checking_off_is_refused(sshd):
+    conn = sshd.connection(no_host_key_check=True)
+    conn["extra"].pop("host_key")
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_SSH_NOCHECK"] = json.dumps(conn)
+    with pytest.raises(InvalidInput, match="turns host key checking off"):
+        SshHost("mysqlbench_test_ssh_nocheck")
+
+
+def test_a_target_with_a_bad_host_or_ssh_connection_is_refused():
+    from mysqlbench.targets.connection import TargetConnection
+
+    base = {"port": 3306, "login": "x", "password": "y"}
+    with pytest.raises(InvalidInput, match="is not a host name or address"):
+        TargetConnection.from_fields("t", host="db1;reboot", extra={}, **base)
+    with pytest.raises(InvalidInput, match="ssh_conn_id"):
+        TargetConnection.from_fields("t", host="db1", extra={"ssh_conn_id": "a b"}, **base)
+    target = TargetConnection.from_fields("t", host="db1", extra={"ssh_conn_id": "bench_host"}, **base)
+    assert target.ssh_conn_id == "bench_host" and "ssh_conn_id" not in target.extra
+
+
+def test_os_samples_and_host_facts_come_from_the_host_over_ssh(sshd):
+    from mysqlbench.ossampler import OsSampler, RemoteProc
+    from mysqlbench.results.lineage import host_facts, remote_host_facts
+
+    host = SshHost(SSH_CONN)
+    before = len(sshd.commands())
+    with OsSampler(source=RemoteProc(host), interval_s=0.5) as sampler:
+        time.sleep(1.6)
+    assert len(sampler.samples) >= 3 and any("cat /proc/stat" in c for c in sshd.commands()[before:])
+    for sample in sampler.samples:
+        assert 0 <= sample["cpu_user_pct"] <= 100 and sample["mem_used_bytes"] > 0 and sample["page_cache_bytes"] > 0
+        assert sample["other_cpu_pct"] is None  # a remote host's processes are not ours to read: absent, not 0
+    remote = remote_host_facts(host, "/tmp")
+    local = host_facts("/tmp")  # the same machine here: the same facts, read the other way
+    for key in ("kernel", "machine", "cpu_count", "cpu_cores", "cpu_model", "mem_total_bytes", "swap_total_bytes",
+                "cpu_governor"):
+        assert remote[key] == local[key], key
+    assert [d["name"] for d in remote["disks"]] == [d["name"] for d in local["disks"]]
+    assert [d["scheduler"] for d in remote["disks"]] == [d["scheduler"] for d in local["disks"]]
+    assert remote["datadir_fs"]["mount"] == local["datadir_fs"]["mount"] and remote["datadir_fs"]["type"]
+    assert remote["reached_over"] == f"127.0.0.1:{sshd.port}"
+
+
+def test_the_cache_drop_over_ssh_evicts_the_files_and_only_them(sshd, tmp_path):
+    import subprocess
+
+    from mysqlbench.targets.sshcontrol import EVICT
+
+    def resident(path) -> int:
+        out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "PAGES", str(path)],
+                             capture_output=True, text=True, check=True).stdout
+        return int(out.split()[0])
+
+    data, other = tmp_path / "data", tmp_path / "other"
+    data.mkdir()
+    (data / "ibdata").write_bytes(os.urandom(4 << 20))
+    other.write_bytes(os.urandom(4 << 20))
+    (data / "ibdata").read_bytes(), other.read_bytes()
+    assert resident(data / "ibdata") > 0 and resident(other) > 0
+    count = SshHost(SSH_CONN).run([*EVICT, str(data)], timeout=60)
+    assert count.strip() == "1"
+    assert resident(data / "ibdata") == 0 and resident(other) > 0
+    assert any("iflag=nocache" in c and str(data) in c for c in sshd.commands())
+
+
+def test_a_private_file_on_the_host_is_ours_only_and_never_logged(sshd):
+    host = SshHost(SSH_CONN)
+    before = len(sshd.commands())
+    with host.private_file("secret.cfg", "mysql-password=s3cr3t-value\n") as path:
+        assert path.startswith("/tmp/mysqlbench-") and path.endswith("/secret.cfg")
+        assert host.read_text(path).strip() == "mysql-password=s3cr3t-value"
+        assert host.run(["stat", "-c", "%a", path], timeout=30).strip() == "600"
+    assert host.run(["sh", "-c", f"test -e {path} && echo left || echo gone"], timeout=30).strip() == "gone"
+    assert "s3cr3t-value" not in "\n".join(sshd.commands()[before:])
