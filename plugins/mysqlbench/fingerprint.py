@@ -66,3 +66,36 @@ def changes_since_verified(conn, schema: str, marker: dict[str, Any], *, content
                 if int(cur.fetchone()[1]) != recorded[table]["checksum"]:
                     found.append(f"{table}: contents changed (CHECKSUM TABLE)")
     return found
+
+
+def mark_verified(conn, schema: str, tables, **extra: Any) -> None:
+    """Mark ``schema`` verified now, with every table's fingerprint and the server's clock (what
+    UPDATE_TIME is compared with later), plus the workload's own ``extra`` facts."""
+    from datetime import datetime, timezone
+
+    from mysqlbench import ownership
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT NOW(6)")
+        server_time = str(cur.fetchone()[0])
+    ownership.set_marker(conn, schema, state="verified", verified_at=datetime.now(timezone.utc).isoformat(),
+                         verified_server_time=server_time, fingerprint=fingerprint(conn, schema, tables), **extra)
+
+
+def require_verified_definitions(target, schema: str, dataset_id: str, what: str) -> None:
+    """Inside a point, for a workload whose runs write rows (and put them back, or keep their
+    number): the schema still holds the verified ``dataset_id`` with the verified tables and
+    definitions. Rows written since are expected here; their checksums decide reuse by a later
+    study."""
+    from mysqlbench import ownership
+    from mysqlbench.errors import MysqlbenchError
+
+    conn = target.connect()
+    try:
+        marker = ownership.read_marker(conn, schema)
+        changes = [c for c in changes_since_verified(conn, schema, marker, contents=False) if "written after" not in c]
+    finally:
+        conn.close()
+    if marker.get("dataset_id") != dataset_id or marker.get("state") != "verified" or changes:
+        raise MysqlbenchError(f"schema {schema} no longer holds the {what} dataset {dataset_id} "
+                              f"({changes or marker.get('state') or 'no marker'}): run the study again")

@@ -118,3 +118,32 @@ def test_mariadb_slap_runs_on_the_benchmark_host(airflow_db, target, bench_passw
     series = [r for r in rows if r["metric"] == "os_cpu_user_pct" and r["kind"] == "series"]
     assert series  # sampled on the benchmark host, over SSH
     assert any("cat /proc/stat" in c for c in commands)
+
+
+def test_a_wrong_host_key_stops_the_study_before_anything_runs(airflow_db, target, managed, bench_password, sshd,
+                                                               tmp_path):
+    """The study's first task opens the benchmark host's SSH connection: a host key that does not
+    match fails it there, and no command reaches the host, no point runs."""
+    import subprocess
+
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.pool import Pool
+
+    from conftest import TEST_CONN
+
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    other = " ".join((tmp_path / "other.pub").read_text().split()[:2])
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_SSH_IMPOSTOR"] = json.dumps(sshd.connection(host_key=other))
+    via = json.loads(os.environ[f"AIRFLOW_CONN_{TEST_CONN.upper()}"])
+    via["extra"] = {**via["extra"], "ssh_conn_id": "mysqlbench_test_ssh_impostor"}
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_VIA_IMPOSTOR"] = json.dumps(via)
+    Pool.create_or_update_pool("target_mysqlbench_test_via_impostor", slots=1, description="tests",
+                               include_deferred=False)
+    before = len(sshd.commands())
+    dag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags")).get_dag("sysbench_cpu")
+    out = dag.test(run_conf={"target_conn_id": "mysqlbench_test_via_impostor", "time_s": 1, "repetitions": 1,
+                             "matrix": {"threads": [1]}})
+    assert str(out.state) == "failed"
+    states = {ti.task_id: ti.state for ti in out.get_task_instances()}
+    assert str(states["check_spec"]) == "failed" and str(states["measure_point"]) != "success"
+    assert len(sshd.commands()) == before  # nothing ran on the host

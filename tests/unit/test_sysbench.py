@@ -112,3 +112,11 @@ def test_swept_workload_params_reach_the_point_not_the_knobs():
     off = workload_class("sysbench_fileio")(spec, {"direct": False}).prepare("rndrd")
     assert on.options["file-extra-flags"] == "direct" and "file-extra-flags" not in off.options
     assert on.options["threads"] == 4 and on.options["file-test-mode"] == "rndrd"
+
+
+def test_an_oltp_run_that_could_not_connect_is_an_error():
+    # sysbench 1.0.20 against a port nothing listens on (captured for the TPC-C peer; same driver code)
+    text = (DATA / "peers" / "sysbench_tpcc_connect_failed.txt").read_text()
+    with pytest.raises(sysbench_output.SysbenchOutputError, match="FATAL"):
+        sysbench_output.parse_report(text, "oltp")
+    assert sysbench_output.parse_intervals(text) == []

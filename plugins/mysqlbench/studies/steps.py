@@ -35,11 +35,30 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     workload_of(spec).check_runnable()
     targets = [TargetConnection.from_airflow(conn_id) for conn_id in spec.measured_targets()]  # all exist
     for target in targets:
+        if target.ssh_conn_id:  # the benchmark host: defined, its key checked and matching, before anything runs
+            check_ssh_host(target)
         ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
         target.require_benchmark_target(f"run study {spec.study}")
     log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload,
              ", ".join(t.conn_id for t in targets), len(spec.points()))
     return spec.model_dump(by_alias=True, mode="json")
+
+
+def check_ssh_host(target) -> None:
+    """Open the target's SSH connection and run ``true`` there: a missing connection, one that
+    turns key checking off, a host key that does not match or a refused login is a clear error
+    here, before the study changes anything."""
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.targets.host import HostError, SshHost
+
+    try:
+        SshHost(target.ssh_conn_id).run(["true"], timeout=60)
+    except HostError as exc:
+        raise InvalidInput(f"{target.conn_id}'s benchmark host: {exc}") from None
+    except InvalidInput:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Airflow's not-found error, or the SSH layer's own
+        raise InvalidInput(f"{target.conn_id}'s SSH connection {target.ssh_conn_id!r}: {exc}") from None
 
 
 def spec_of(data: dict[str, Any]) -> StudySpec:

@@ -61,8 +61,6 @@ class LocalHost(_Host):
 
         return ToolProcess(argv, cwd or Path.cwd(), secrets, on_line).start()
 
-
-
     def read_text(self, path: str, timeout: float = 30) -> str:
         return Path(path).read_text()
 
@@ -113,7 +111,6 @@ class SshHost(_Host):
 
     def start(self, argv: list[str], cwd: Path | None, secrets: list[str], on_line=None) -> "RemoteProcess":
         return RemoteProcess(self, argv, cwd, secrets, on_line).start()
-
 
     def read_text(self, path: str, timeout: float = 30) -> str:
         return self.run(["cat", "--", path], timeout=timeout)

@@ -226,12 +226,7 @@ class SlapWorkload(StudyWorkload):
         if not result.success:
             ownership.set_marker(conn, schema, state="invalid")
             raise MysqlbenchError(f"the seed 004 tables in {schema} failed validation: {result.failures}")
-        with conn.cursor() as cur:
-            cur.execute("SELECT NOW(6)")
-            now = str(cur.fetchone()[0])
-        ownership.set_marker(conn, schema, state="verified", verified_server_time=now, bulk_insert_s=bulk,
-                             not_applicable=not_applicable,
-                             fingerprint=fingerprint.fingerprint(conn, schema, tables))
+        fingerprint.mark_verified(conn, schema, tables, bulk_insert_s=bulk, not_applicable=not_applicable)
         log.info("seed 004 tables built in %s: bulk insert seconds %s; not applicable %s", schema, bulk, not_applicable)
 
     def _install_routing(self, cur, engine: str, schema: str) -> None:
@@ -310,20 +305,10 @@ class SlapWorkload(StudyWorkload):
                                                  expectations)])
 
     def check_dataset(self, target, dataset_id: str) -> None:
-        from mysqlbench import fingerprint, ownership
+        """Every run puts back what it changed (its UPDATE_TIME says written): definitions count here."""
+        from mysqlbench import fingerprint
 
-        schema = self.spec.dataset.schema_name
-        conn = target.connect()
-        try:
-            marker = ownership.read_marker(conn, schema)
-            # every run puts back what it changed; UPDATE_TIME says it was written, so only definitions count here
-            changes = [c for c in fingerprint.changes_since_verified(conn, schema, marker, contents=False)
-                       if "written after" not in c]
-        finally:
-            conn.close()
-        if marker.get("dataset_id") != dataset_id or marker.get("state") != "verified" or changes:
-            raise MysqlbenchError(f"schema {schema} no longer holds the seed 004 dataset {dataset_id}: "
-                                  f"{changes or marker.get('state')}; run the study again")
+        fingerprint.require_verified_definitions(target, self.spec.dataset.schema_name, dataset_id, "seed 004")
 
     # -- one operation ------------------------------------------------------------------------------
     def prepare(self, unit: str) -> str:

@@ -442,11 +442,7 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
                 if not result.success:
                     ownership.set_marker(conn, schema, state="invalid")
                     raise MysqlbenchError(f"sysbench's tables in {schema} failed validation: {result.failures}")
-                with conn.cursor() as cur:
-                    cur.execute("SELECT NOW(6)")
-                    now = str(cur.fetchone()[0])
-                ownership.set_marker(conn, schema, state="verified", verified_server_time=now,
-                                     fingerprint=fingerprint.fingerprint(conn, schema, self._table_names()))
+                fingerprint.mark_verified(conn, schema, self._table_names())
             finally:
                 conn.close()
         return {"dataset_id": wanted, "reused": False}
@@ -494,19 +490,9 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
     def check_dataset(self, target, dataset_id: str) -> None:
         """Inside a point: the same tables and definitions (write scripts change rows by design,
         keeping their number; contents are compared when a later study decides to reuse them)."""
-        from mysqlbench import fingerprint, ownership
+        from mysqlbench import fingerprint
 
-        schema = self.spec.dataset.schema_name
-        conn = target.connect()
-        try:
-            marker = ownership.read_marker(conn, schema)
-            changes = [c for c in fingerprint.changes_since_verified(conn, schema, marker, contents=False)
-                       if "written after" not in c]
-        finally:
-            conn.close()
-        if marker.get("dataset_id") != dataset_id or changes:
-            raise MysqlbenchError(f"schema {schema} no longer holds sysbench dataset {dataset_id}: "
-                                  f"{changes or marker.get('dataset_id')}; run the study again")
+        fingerprint.require_verified_definitions(target, self.spec.dataset.schema_name, dataset_id, "sysbench")
 
     def prepare(self, unit: str) -> str:
         return unit
