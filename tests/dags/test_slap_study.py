@@ -32,7 +32,7 @@ def run(bag, **conf):
 
     dag = DagBag(dag_folder=bag.dag_folder).get_dag("slap_partitioning_study")
     return dag.test(run_conf={"rows": 2000, "schema": "slap_t", "repetitions": 1, "seed": 4, "concurrency_scale": 1,
-                              "queries_per_client": 20, "batch_statements": 50, **conf})
+                              "queries_per_client": 200, "batch_statements": 50, **conf})
 
 
 def rows_of(run_):
@@ -54,7 +54,7 @@ def test_every_engine_layout_and_operation_is_measured(on_mariadb):
     assert clients[("engine=MyISAM layout=split concurrency=6", "update")] == 6
     assert clients[("engine=MyISAM layout=split concurrency=6", "batch_select")] == 1  # the seed's single client
     per_client = {r["value"] for r in rows if r["metric"] == "queries_per_client"}
-    assert per_client == {20, 50}  # the statements file, as mariadb-slap counted it
+    assert per_client == {200, 50}  # the statements file, as mariadb-slap counted it
     meta = json.loads(avg[0]["metadata"])
     assert meta["slap"]["tool"] == "mariadb-slap" and meta["slap"]["bulk_insert_s"] > 0
 
@@ -64,7 +64,7 @@ def test_the_server_did_the_work_the_operation_names(on_mariadb):
                 if r["kind"] == "counter"}
     point = "engine=InnoDB layout=split concurrency=6 cache=warm"
     assert counters[(point, "delete", "Handler_delete")] > 0
-    assert counters[(point, "insert", "Handler_write")] >= 6 * 20  # every client's inserts (and the sequence's)
+    assert counters[(point, "insert", "Handler_write")] >= 6 * 200  # every client's inserts (and the sequence's)
     myisam = "engine=MyISAM layout=single concurrency=6 cache=warm"
     assert counters[(myisam, "update", "Table_locks_immediate")] + counters[(myisam, "update", "Table_locks_waited")] > 0
 
