@@ -52,7 +52,7 @@ def workload(**params) -> SlapWorkload:
 def test_statements_are_seeded_and_routed_like_the_seed():
     split = workload(engine="MyISAM", layout="split", concurrency=50)
     lines, ids = split.statements("select", 0)
-    assert len(lines) == 10 and lines[0] == f"CALL myisam_split_select({ids[0]})" and all(1 <= i <= 1000 for i in ids)
+    assert len(lines) == 100 and lines[0] == f"CALL myisam_split_select({ids[0]})" and all(1 <= i <= 1000 for i in ids)
     assert split.statements("select", 0) == (lines, ids)  # the same file for the same point and repetition
     assert split.statements("select", 1)[1] != ids
     single = workload(engine="InnoDB", layout="hash", concurrency=50)
