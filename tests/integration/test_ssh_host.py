@@ -137,3 +137,20 @@ def test_a_private_file_on_the_host_is_ours_only_and_never_logged(sshd):
         assert host.run(["stat", "-c", "%a", path], timeout=30).strip() == "600"
     assert host.run(["sh", "-c", f"test -e {path} && echo left || echo gone"], timeout=30).strip() == "gone"
     assert "s3cr3t-value" not in "\n".join(sshd.commands()[before:])
+
+
+def test_a_target_whose_tools_run_over_ssh_holds_that_host_too(sshd):
+    """One measurement per benchmark host, whichever worker starts it: the hold of a target whose
+    tools run over SSH names the SSH host, and two targets sharing it exclude each other."""
+    import socket
+
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.targets.hold import target_resources
+
+    base = {"port": 3306, "login": "x", "password": "y"}
+    remote_db = TargetConnection.from_fields("a", host="db1.example", extra={"ssh_conn_id": SSH_CONN}, **base)
+    other_db = TargetConnection.from_fields("b", host="db2.example", extra={"ssh_conn_id": SSH_CONN}, **base)
+    host = f"host:{socket.gethostname()}"  # the SSH connection reaches 127.0.0.1: this machine
+    assert host in target_resources(remote_db) and host in target_resources(other_db)
+    plain = TargetConnection.from_fields("c", host="db1.example", extra={}, **base)
+    assert host not in target_resources(plain)

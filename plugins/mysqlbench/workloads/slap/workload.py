@@ -119,7 +119,7 @@ class SlapWorkload(StudyWorkload):
         return max(max(1, round(int(c) * self.params.concurrency_scale)) for c in levels)
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
-        from mysqlbench import fingerprint, knobs, ownership
+        from mysqlbench import knobs, ownership
         from mysqlbench.targets.lock import exclusive
 
         schema = self.spec.dataset.schema_name
@@ -135,30 +135,12 @@ class SlapWorkload(StudyWorkload):
         with exclusive(target, f"build the seed 004 tables in {schema}", dataset=schema):
             conn = target.connect(database=None)
             try:
-                marker = ownership.read_marker(conn, schema)
-                if marker.get("dataset_id") == wanted and marker.get("state") == "verified" and not \
-                        fingerprint.changes_since_verified(conn, schema, marker, contents=True):
+                if ownership.reusable_or_emptied(conn, target, schema, wanted):
                     return {"dataset_id": wanted, "reused": True}
-                ownership.claim_schema(conn, target, schema)
-                ownership.set_marker(conn, schema, state="loading", dataset_id=wanted)
-                self._drop_all(conn, schema)
                 self._load(conn, schema)
             finally:
                 conn.close()
         return {"dataset_id": wanted, "reused": False}
-
-    def _drop_all(self, conn, schema: str) -> None:
-        from mysqlbench import ownership
-        from mysqlbench.identifiers import quote
-
-        with conn.cursor() as cur:
-            cur.execute("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s", (schema,))
-            for (name,) in cur.fetchall():
-                cur.execute(f"DROP PROCEDURE {quote(schema)}.{quote(name)}")
-            cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME <> %s",
-                        (schema, ownership.MARKER_TABLE))
-            for (name,) in cur.fetchall():
-                cur.execute(f"DROP TABLE {quote(schema)}.{quote(name)}")
 
     def _rows(self):
         """The base rows, deterministic from the data seed."""

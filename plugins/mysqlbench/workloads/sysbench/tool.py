@@ -91,8 +91,7 @@ def run_measured(session, run: SysbenchRun, test: str, timeout_s: float, host=No
 
     host = host or LocalHost()
     begin = time.monotonic()
-    proc = host.start(run.argv(), run.cwd or (Path.cwd() if isinstance(host, LocalHost) else None), run.secrets,
-                      on_line)
+    proc = host.start(run.argv(), run.cwd, run.secrets, on_line)  # a local tool without one runs in ours
     try:
         while not started.wait(0.02):
             if session.window.aborted or proc.proc.poll() is not None or time.monotonic() - begin > 600:
@@ -122,7 +121,7 @@ def run_untimed(run: SysbenchRun, timeout_s: float, host=None) -> str:
     from mysqlbench.targets.host import LocalHost
 
     host = host or LocalHost()
-    proc = host.start(run.argv(), run.cwd or (Path.cwd() if isinstance(host, LocalHost) else None), run.secrets)
+    proc = host.start(run.argv(), run.cwd, run.secrets)
     try:
         code = proc.wait(timeout_s)
     finally:

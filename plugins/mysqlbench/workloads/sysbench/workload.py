@@ -415,17 +415,8 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         with exclusive(target, f"prepare sysbench tables in {schema}", dataset=schema):
             conn = target.connect()
             try:
-                marker = ownership.read_marker(conn, schema)
-                if marker.get("dataset_id") == wanted and marker.get("state") == "verified" and not \
-                        fingerprint.changes_since_verified(conn, schema, marker, contents=True):
+                if ownership.reusable_or_emptied(conn, target, schema, wanted):
                     return {"dataset_id": wanted, "reused": True}
-                ownership.claim_schema(conn, target, schema)
-                ownership.set_marker(conn, schema, state="loading", dataset_id=wanted)
-                with conn.cursor() as cur:
-                    cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
-                                "AND TABLE_NAME <> %s", (schema, ownership.MARKER_TABLE))
-                    for (table,) in cur.fetchall():
-                        cur.execute(f"DROP TABLE {quote(schema)}.{quote(table)}")
                 with host.private_file("sysbench.cfg", f"mysql-password={target.password}\n") as secret:
                     run = tool.SysbenchRun("oltp_read_write", {**self._connection_options(target, schema),
                                                            "tables": self.spec.dataset.tables,
