@@ -7,6 +7,7 @@ without duplicated rows."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,6 +47,8 @@ COVERED = {
     "bin/mysqlbench target up my97 --server mysql-9.7 --port 3347": "test_server_commands",
     "bin/airflow dags test tpch_power --conf '{\"scale_factor\": 1, \"target_conn_id\": \"mysqlbench_my97\"}'":
         "test_server_commands (SF 0.01)",
+    "bin/mysqlbench history tpch_power": "test_server_commands",
+    "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'": "test_server_commands",
     "make down": "test_make_down",
     "make clean": "test_make_clean_stops_every_managed_server_first",
 }
@@ -169,6 +172,12 @@ def test_server_commands(clone):
         results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_power").stdout)
         assert results["validations"] and all(v["success"] for v in results["validations"])
         assert {s["server_version"] for s in results["samples"] if s["task_id"] == "measure_point"} == {up["version"]}
+        history = json.loads(run(clone, "bin/mysqlbench history tpch_power").stdout)
+        assert history["series"] and all(s["key"]["flavor"] == "mysql" for s in history["series"])
+        run(clone, "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'")
+        report = json.loads(next((clone / "work" / "reports" / "regression_on_publish").glob("*/regression.json"))
+                            .read_text())
+        assert report["alerts"] == [] and len(report["series"]) == len(history["series"])  # one run: no change
     finally:
         run(clone, "bin/mysqlbench target down my97")
 
@@ -211,28 +220,19 @@ def _global_variables(conn) -> dict[str, str]:
     return stable_variables(server_variables(conn))
 
 
-def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
-    """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
-    triggerer) runs probe_kill_study on a marked external server with a raw global variable. Its
-    point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed; the
-    retry takes the target, replays the restore journal, and measures again. Afterwards SHOW GLOBAL
-    VARIABLES equals what it was before, and the point's rows are the retry's only."""
+@contextlib.contextmanager
+def _standalone(clone, paused: bool = False, **extra_env):
+    """`bin/airflow standalone` in the clone (api-server, scheduler with LocalExecutor, dag-processor,
+    triggerer) on a free port, DAGs unpaused at creation unless ``paused``; yields the environment to
+    run the airflow CLI with; stopped (process group) on the way out."""
     port = _free_port()
-    conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
     env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": str(paused),
            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120",
-           "MYSQLBENCH_WORKLOADS": "probe=probe_workload:ProbeWorkload",
-           "MYSQLBENCH_STUDY_DIRS": str(SUPPORT / "kill_studies"),
-           "PYTHONPATH": str(SUPPORT),
-           f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}
-    run(clone, "make setup")  # idempotent; lets this test run alone
+           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120", **extra_env}
+    run(clone, "make setup")  # idempotent; lets a test run alone
     run(clone, "bin/mysqlbench target up demo")  # a pool and a managed server, as a user would have
-    subprocess.run([str(clone / "bin" / "airflow"), "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests"],
-                   cwd=clone, env=env, check=True, capture_output=True)
-    before = _global_variables(admin)
     log = open(clone / "work" / "standalone.log", "w")
     proc = subprocess.Popen([str(clone / "bin" / "airflow"), "standalone"], cwd=clone, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -246,12 +246,57 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
                 return False
 
         _wait(healthy, 240, "the standalone api-server, scheduler and dag-processor", proc)
-        airflow = [str(clone / "bin" / "airflow")]
-        _wait(lambda: "probe_kill_study" in subprocess.run(airflow + ["dags", "list", "-o", "plain"], cwd=clone, env=env,
-                                                           capture_output=True, text=True).stdout,
-              120, "the dag-processor to parse probe_kill_study", proc)
-        subprocess.run(airflow + ["dags", "trigger", "probe_kill_study", "--run-id", "killed_point"], cwd=clone, env=env,
-                       check=True, capture_output=True)
+        env["_proc"] = proc
+        yield env
+    finally:
+        env.pop("_proc", None)
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _airflow(clone, env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(clone / "bin" / "airflow"), *args], cwd=clone, capture_output=True, text=True,
+                          env={k: v for k, v in env.items() if not k.startswith("_")})
+
+
+def _parsed(clone, env, dag_id) -> None:
+    _wait(lambda: dag_id in _airflow(clone, env, "dags", "list", "-o", "plain").stdout, 120,
+          f"the dag-processor to parse {dag_id}", env["_proc"])
+
+
+def _runs(clone, env, dag_id) -> list[dict]:
+    """The DAG's runs as `airflow dags list-runs -o json` lists them (its last line; warnings come first)."""
+    lines = [line for line in _airflow(clone, env, "dags", "list-runs", dag_id, "-o", "json").stdout.splitlines()
+             if line.startswith("[")]
+    return json.loads(lines[-1]) if lines else []
+
+
+def _finished(clone, env, dag_id, run_id) -> str | None:
+    """The run's final state, or None while it runs (`dags state` prints "state" or "state, {conf}")."""
+    out = _airflow(clone, env, "dags", "state", dag_id, run_id).stdout.strip().splitlines()
+    state = out[-1].split(",", 1)[0] if out else None
+    return state if state in ("success", "failed") else None
+
+
+def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
+    """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
+    triggerer) runs probe_kill_study on a marked external server with a raw global variable. Its
+    point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed; the
+    retry takes the target, replays the restore journal, and measures again. Afterwards SHOW GLOBAL
+    VARIABLES equals what it was before, and the point's rows are the retry's only."""
+    conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
+    before = _global_variables(admin)
+    with _standalone(clone, MYSQLBENCH_WORKLOADS="probe=probe_workload:ProbeWorkload",
+                     MYSQLBENCH_STUDY_DIRS=str(SUPPORT / "kill_studies"), PYTHONPATH=str(SUPPORT),
+                     **{f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}) as env:
+        proc = env["_proc"]
+        _airflow(clone, env, "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests").check_returncode()
+        _parsed(clone, env, "probe_kill_study")
+        _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
         journal = clone / "work" / "journal" / f"{EXTERNAL_MARKED_CONN}.json"
 
         def measuring():
@@ -265,20 +310,9 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
             cur.execute("SELECT @@GLOBAL.innodb_old_blocks_time")
             assert cur.fetchone()[0] == 777  # the point's raw global is in force
         os.kill(state["owner"]["pid"], signal.SIGKILL)
-
-        def finished():
-            out = subprocess.run(airflow + ["dags", "state", "probe_kill_study", "killed_point"], cwd=clone, env=env,
-                                 capture_output=True, text=True).stdout.strip().splitlines()
-            return out and out[-1] in ("success", "failed") and out[-1]
-        outcome = _wait(finished, 600, "the run to finish", proc, lambda: _standalone_state(clone))
+        outcome = _wait(lambda: _finished(clone, env, "probe_kill_study", "killed_point"), 600, "the run to finish",
+                        proc, lambda: _standalone_state(clone))
         assert outcome == "success", (clone / "work" / "standalone.log").read_text()[-5000:]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
     assert _global_variables(admin) == before and not journal.exists()
     from mysqlbench.results.store import ResultsStore, samples
 
@@ -286,6 +320,45 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
     point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
     assert point_rows and {r["try_number"] for r in point_rows} == {2}  # the retry replaced the killed try
     assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
+
+
+def test_nightly_regression_under_the_scheduler(clone):
+    """A nightly sweep (tests/support/regression/nightly_probe.yaml: sysbench cpu and tpch_power)
+    run by the scheduler from its cron schedule (unpaused, it runs the latest 02:00 slot): each suite
+    entry becomes its study's own DAG run, deferred on the triggerer while it waits, one after the
+    other; the analysis reads their history; the alert task passes (one run per series: nothing to
+    compare). The studies' published Assets also start regression_on_publish, so their runs join
+    the same history. Other DAGs stay paused (the shipped nightly sweep would run its own suite)."""
+    with _standalone(clone, paused=True, MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression")) as env:
+        for dag_id in ("sysbench_cpu", "tpch_power", "regression_on_publish", "nightly_probe"):
+            _parsed(clone, env, dag_id)
+            _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+
+        def scheduled():
+            return [r["run_id"] for r in _runs(clone, env, "nightly_probe") if r["run_id"].startswith("scheduled__")]
+        [run_id] = _wait(scheduled, 120, "the scheduler to create the nightly run", env["_proc"])
+        outcome = _wait(lambda: _finished(clone, env, "nightly_probe", run_id), 900, "the nightly sweep",
+                        env["_proc"], lambda: _standalone_state(clone))
+        assert outcome == "success", _standalone_state(clone)
+        for i, study in enumerate(["sysbench_cpu", "tpch_power"]):
+            assert _finished(clone, env, study, f"{run_id}__{i:02d}") == "success", study
+
+        def analysed():
+            return [r for r in _runs(clone, env, "regression_on_publish") if r["state"] == "success"]
+        on_publish = _wait(analysed, 300, "regression_on_publish after the studies' Assets", env["_proc"],
+                           lambda: _standalone_state(clone))
+        assert all(r["run_id"].startswith("asset_triggered__") for r in on_publish), on_publish
+    for run_ in on_publish:  # each analysed the studies whose Assets fired, not every study
+        analysed = json.loads((clone / "work" / "reports" / "regression_on_publish" / re.sub(
+            r"[^A-Za-z0-9_.-]+", "_", run_["run_id"]) / "regression.json").read_text())
+        assert set(analysed["studies"]) <= {"sysbench_cpu", "tpch_power"}, analysed["studies"]
+    report = json.loads((clone / "work" / "reports" / "nightly_probe" / re.sub(r"[^A-Za-z0-9_.-]+", "_", run_id)
+                         / "regression.json").read_text())
+    assert report["studies"] == ["sysbench_cpu", "tpch_power"] and report["alerts"] == []
+    measured = {(s["key"]["study"], s["key"]["subject"]) for s in report["series"]
+                if any(r["run_id"].startswith(f"{run_id}__") for r in s["runs"])}
+    assert {("sysbench_cpu", "cpu"), ("tpch_power", "q01"), ("tpch_power", "q06")} <= measured
+    assert not (clone / "work" / "nightly_probe_alerts.jsonl").exists()  # no regression, no notification
 
 
 def test_make_down(clone):

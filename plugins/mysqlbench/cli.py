@@ -5,6 +5,7 @@ benchmark user's password kept only in the Airflow connection) and summarising r
     bin/mysqlbench target up NAME --server mysql-9.7 [--port 3347]
     bin/mysqlbench server list | fetch mysql-9.7 [--check]
     bin/mysqlbench results [--dag-id tpch_load] [--run-id RUN]
+    bin/mysqlbench history tpch_power [sysbench_cpu ...] [--since 2026-12-01]
     bin/mysqlbench lint [SPEC.yaml ...]
 """
 
@@ -189,11 +190,40 @@ def results_summary(dag_id: str | None, run_id: str | None) -> dict:
     }
 
 
+def history_export(studies: list[str], since: str | None) -> dict:
+    """Each series of the studies' recorded history: its key, and per run (oldest first) the run,
+    its time, value and lineage events: what the regression analysis reads, as data."""
+    import pandas as pd
+
+    from mysqlbench.regression.history import KEY, history
+    from mysqlbench.results.store import ResultsStore
+
+    store = ResultsStore.from_airflow()
+    runs, left_out = history(store, studies)
+    if since:
+        start = pd.Timestamp(since)
+        start = start.tz_localize("UTC") if start.tzinfo is None else start
+        runs = runs[runs["run_time"] >= start] if not runs.empty else runs
+        left_out = [r for r in left_out if pd.Timestamp(r["run_time"]) >= start]
+    series = []
+    for series_id, group in (runs.groupby("series_id", sort=False) if not runs.empty else []):
+        first = group.iloc[0]
+        series.append({
+            "series_id": series_id, "label": f"{first['study']} {first['subject']} [{first['point']}] on "
+                                             f"{first['target']} ({first['flavor']})",
+            "metric": first["metric"], "key": {k: first[k] for k in KEY},
+            "values": [None if pd.isna(v) else float(v) for v in group["value"]],
+            "runs": [{"run_id": r.run_id, "run_time": r.run_time.isoformat(), "n_ok": int(r.n_ok),
+                      "events": r.events} for r in group.itertuples()]})
+    return {"results_store": store.describe(), "studies": studies, "series": series, "left_out": left_out}
+
+
 def lint(files: list[str]) -> int:
     """Validate study specs (default: every one the DAG factory reads); print each problem with its
     file, line and field, as the DAG import error shows it. Exit 1 if any spec is broken."""
     from pathlib import Path
 
+    from mysqlbench.regression.factory import regression_errors
     from mysqlbench.studies.factory import spec_errors
     from mysqlbench.studies.spec import study_files
 
@@ -205,6 +235,10 @@ def lint(files: list[str]) -> int:
         for problem in problems:
             print(problem)
     print(f"{len(paths) - broken} of {len(paths)} study spec(s) valid", file=sys.stderr)
+    if not files:
+        for problem in regression_errors():
+            broken += 1
+            print(problem)
     return 1 if broken else 0
 
 
@@ -231,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     results = sub.add_parser("results", help="samples and validations of one DAG run (default: the latest)")
     results.add_argument("--dag-id")
     results.add_argument("--run-id")
+    hist = sub.add_parser("history", help="each series of studies' recorded history (what the regression "
+                          "analysis reads)")
+    hist.add_argument("studies", nargs="+")
+    hist.add_argument("--since", help="only runs measured at or after this ISO date/time (UTC)")
     linted = sub.add_parser("lint", help="validate study specs with file, line and field")
     linted.add_argument("files", nargs="*")
     args = parser.parse_args(argv)
@@ -269,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
                 from mysqlbench.workloads.tpcc import peers
 
                 out = peers.build(args.name, Path(args.source) if args.source else None)
+            elif args.command == "history":
+                out = history_export(args.studies, args.since)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:

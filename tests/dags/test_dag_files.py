@@ -28,3 +28,13 @@ def test_dag_files_do_not_import_heavy_libraries_at_parse_time():
     # parse time itself is measured by `make bench`, not asserted here
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"imported at parse time: {out.stdout}"
+
+
+def test_every_dag_file_passes_the_dag_processors_safe_mode():
+    """The dag-processor (dag_discovery_safe_mode, on by default) skips a file that does not
+    mention both "airflow" and "dag"; `dags test` and DagBag in a test may still load it, so only
+    a real scheduler would miss its DAGs."""
+    from airflow.utils.file import might_contain_dag_via_default_heuristic
+
+    skipped = [f.name for f in sorted((REPO / "dags").glob("*.py")) if not might_contain_dag_via_default_heuristic(str(f))]
+    assert skipped == []

@@ -1,0 +1,187 @@
+"""Each metric's history per series, read from the results store: one value per study run.
+
+A series is what must stay comparable from run to run: the study, the unit (a query, a sysbench
+test, a TPC-C driver), the point's settings (cache, knobs, swept params), the target's name and
+flavor, the dataset and the host. What may change under a series without making a new one is an
+*event* on it: the server version (an upgrade), the package commit, the server's configuration
+(the variables snapshot the measuring session saw), the study spec, and the plan. So an upgrade
+that slows a query shows as a step in one series, at the upgrade.
+
+A run's value is the median of its ok executions' primary metric (the study's own gate decided
+which runs count: runs whose validation failed are left out, and said so). Runs are ordered by
+when they measured, not by logical date: asset-triggered runs have none, and a backfill's logical
+dates are not when the server ran.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pandas as pd
+import sqlalchemy as sa
+
+from mysqlbench.errors import InvalidInput
+from mysqlbench.results.lineage import stable_hash
+from mysqlbench.results.store import ResultsStore, SampleKind, samples, server_snapshots, validations
+from mysqlbench.studies.compare import setting_of
+from mysqlbench.workloads.base import Metric
+
+log = logging.getLogger(__name__)
+
+KEY = ["study", "subject", "setting", "target", "flavor", "dataset_id", "host_hash"]
+# lineage that may change inside a series: each change is an event at the run it first appears in
+EVENTS = {
+    "server_version": "server version",
+    "package_version": "package commit",
+    "variables_hash": "server configuration",
+    "spec_hash": "study spec",
+    "plan_hash": "plan",
+}
+STUDY_SUITE_TASK = "validate"  # the study DAG's gate; its validation row says whether a run counts
+
+
+def primary_metric(study: str) -> Metric:
+    """The study's primary metric, from its spec's workload (what the study's own report ranks by)."""
+    from mysqlbench.studies.spec import load_spec
+    from mysqlbench.workloads.base import workload_class
+
+    return workload_class(load_spec(study).workload).primary
+
+
+def _meta(text: str | None) -> dict[str, Any]:
+    return json.loads(text) if text else {}
+
+
+def _setting(meta: dict[str, Any]) -> str:
+    """The point's settings as one canonical string: cache, every knob in force, the swept values."""
+    return json.dumps({"cache": meta.get("cache"), "knobs": meta.get("knobs") or {}, "swept": meta.get("swept") or {}},
+                      sort_keys=True, default=str)
+
+
+def _valid_runs(conn, studies: list[str]) -> dict[tuple[str, str], bool]:
+    query = sa.select(validations.c.dag_id, validations.c.run_id, validations.c.success) \
+        .where(validations.c.study.in_(studies), validations.c.task_id == STUDY_SUITE_TASK)
+    verdict: dict[tuple[str, str], bool] = {}
+    for dag_id, run_id, success in conn.execute(query):
+        verdict[(dag_id, run_id)] = verdict.get((dag_id, run_id), True) and bool(success)
+    return verdict
+
+
+def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]]]:
+    """Every recorded execution of the studies' primary metrics (one row each, with the run's
+    lineage and the point's settings), every recorded plan hash, and the runs left out (no
+    validation yet, or INVALID) with why."""
+    metrics = {study: primary_metric(study) for study in studies}
+    wanted = sa.or_(*[sa.and_(samples.c.study == study, samples.c.metric == metric.name)
+                      for study, metric in metrics.items()])
+    columns = [samples.c[c] for c in ("study", "dag_id", "run_id", "point", "subject", "repetition", "value", "status",
+                                       "metadata", "server_flavor", "server_version", "package_version",
+                                       "variables_hash", "spec_hash", "dataset_id", "host_hash", "recorded_at")]
+    with store.engine.connect() as conn:
+        verdict = _valid_runs(conn, studies)
+        rows = [dict(r._mapping) for r in conn.execute(
+            sa.select(*columns).where(samples.c.kind == SampleKind.METRIC.value, wanted))]
+        plan_rows = [dict(r._mapping) for r in conn.execute(
+            sa.select(samples.c.study, samples.c.dag_id, samples.c.run_id, samples.c.point, samples.c.subject,
+                      samples.c.metadata).where(samples.c.kind == SampleKind.PLAN.value, samples.c.study.in_(studies)))]
+    if not rows:
+        return pd.DataFrame(), pd.DataFrame(), []
+    frame = pd.DataFrame(rows)
+    frame["recorded_at"] = pd.to_datetime(frame["recorded_at"], utc=True)
+    left_out = []
+    keep = set()
+    for (dag_id, run_id), started in frame.groupby(["dag_id", "run_id"])["recorded_at"].min().items():
+        state = verdict.get((dag_id, run_id))
+        if state is True:
+            keep.add((dag_id, run_id))
+        else:
+            left_out.append({"dag_id": dag_id, "run_id": run_id, "run_time": started.isoformat(),
+                             "why": "validation failed (INVALID run)" if state is False else "not validated"})
+    frame = frame[[(d, r) in keep for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]].copy()
+    meta = frame["metadata"].map(_meta)
+    frame["setting"] = meta.map(_setting)
+    frame["target"] = meta.map(lambda m: m.get("target") or "")
+    frame["flavor"] = frame["server_flavor"].fillna("?")
+    frame["label_point"] = frame["point"].map(setting_of)
+    frame["metric"] = frame["study"].map(lambda s: metrics[s].name)
+    frame = frame.drop(columns=["metadata"])
+    plans = pd.DataFrame(plan_rows)
+    if not plans.empty:
+        plan_meta = plans["metadata"].map(_meta)
+        plans["plan_hash"] = plan_meta.map(lambda m: m.get("comparable_hash") or m.get("plan_hash"))
+        plans = plans.drop(columns=["metadata"])
+    return frame, plans, left_out
+
+
+def history(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """One row per (series, run): the series key and id, the run's value (median of its ok
+    executions; NaN when none was ok), how many executions were ok and recorded, the run's
+    time and lineage, the plan hash, and the events at that run (what changed since the series'
+    previous run). Sorted by series, then time."""
+    for study in studies:
+        try:
+            primary_metric(study)
+        except InvalidInput as exc:
+            raise InvalidInput(f"regression analysis of {study!r}: {exc}") from exc
+    frame, plans, left_out = executions(store, studies)
+    if frame.empty:
+        return pd.DataFrame(), left_out
+    frame["ok_value"] = frame["value"].where(frame["status"] == "ok")
+    lineage = ["server_version", "package_version", "variables_hash", "spec_hash"]
+    grouped = frame.groupby(KEY + ["dag_id", "run_id"], dropna=False, sort=False)
+    runs = grouped.agg(value=("ok_value", "median"), n_ok=("ok_value", "count"), n=("status", "size"),
+                       q1=("ok_value", lambda s: s.quantile(0.25)), q3=("ok_value", lambda s: s.quantile(0.75)),
+                       run_time=("recorded_at", "min"), metric=("metric", "first"), point=("label_point", "first"),
+                       raw_point=("point", "first"), statuses=("status", lambda s: ",".join(sorted(set(s)))),
+                       **{c: (c, "first") for c in lineage}).reset_index()
+    runs["iqr"] = runs["q3"] - runs["q1"]  # the run's spread over its ok executions
+    runs = runs.drop(columns=["q1", "q3"])
+    if not plans.empty:
+        plan_of = plans.drop_duplicates(["dag_id", "run_id", "point", "subject"]) \
+            .rename(columns={"point": "raw_point"})[["dag_id", "run_id", "raw_point", "subject", "plan_hash"]]
+        runs = runs.merge(plan_of, on=["dag_id", "run_id", "raw_point", "subject"], how="left")
+    else:
+        runs["plan_hash"] = None
+    runs["series_id"] = runs[KEY].apply(lambda row: stable_hash(list(row)), axis=1)
+    runs = runs.sort_values(["series_id", "run_time", "run_id"]).reset_index(drop=True)
+    runs["events"] = _events(runs)
+    return runs, left_out
+
+
+def _events(runs: pd.DataFrame) -> list[list[dict[str, Any]]]:
+    """What changed at each run since the series' previous run (none at a series' first run)."""
+    out: list[list[dict[str, Any]]] = []
+    previous: dict[str, Any] = {}
+    for row in runs.to_dict(orient="records"):
+        before = previous.get(row["series_id"])
+        events = []
+        if before is not None:
+            for column, what in EVENTS.items():
+                old, new = before.get(column), row.get(column)
+                if not _same(old, new):
+                    events.append({"event": what, "field": column, "before": old, "after": new})
+        out.append(events)
+        previous[row["series_id"]] = row
+    return out
+
+
+def _same(old: Any, new: Any) -> bool:
+    missing = old is None or (isinstance(old, float) and old != old), new is None or (isinstance(new, float) and new != new)
+    return all(missing) if any(missing) else old == new
+
+
+def variable_changes(store: ResultsStore, before_hash: str | None, after_hash: str | None) -> dict[str, Any]:
+    """Which server variables differ between two configuration snapshots (name: [before, after]);
+    a snapshot the store does not hold is said so rather than guessed."""
+    if not before_hash or not after_hash or before_hash == after_hash:
+        return {}
+    with store.engine.connect() as conn:
+        found = {row.variables_hash: json.loads(row.variables) for row in conn.execute(
+            sa.select(server_snapshots.c.variables_hash, server_snapshots.c.variables)
+            .where(server_snapshots.c.variables_hash.in_([before_hash, after_hash])))}
+    if before_hash not in found or after_hash not in found:
+        return {"(unknown)": "a configuration snapshot is not in the store"}
+    old, new = found[before_hash], found[after_hash]
+    return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)}
