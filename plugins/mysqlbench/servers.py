@@ -113,6 +113,21 @@ def get(server_id: object) -> CatalogServer:
     return catalog()[server_id]
 
 
+def current_at(flavor: str, when: dt.date) -> CatalogServer | None:
+    """The catalog server of ``flavor`` that was current on ``when``: the newest line released on
+    or before that date (None before the flavor's first line in the catalog). A backfill across
+    versions picks its server this way from each run's logical date."""
+    if flavor not in FLAVORS:
+        raise InvalidInput(f"flavor must be one of {FLAVORS}, not {flavor!r}")
+    released = [s for s in catalog().values() if s.flavor == flavor and s.released <= when]
+    return max(released, key=lambda s: (s.released, s.id)) if released else None
+
+
+def release_dates(flavor: str | None = None) -> list[dt.date]:
+    """Every catalog line's release date (of one flavor, or all), oldest first, once each."""
+    return sorted({s.released for s in catalog().values() if flavor is None or s.flavor == flavor})
+
+
 # -- how to run a server ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

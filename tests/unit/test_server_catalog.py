@@ -46,3 +46,24 @@ def test_a_broken_entry_names_its_id_and_field(entry, message):
     ("1:11.8.3-1", "11.8.3")])
 def test_upstream_versions_from_debian_versions(package_version, upstream):
     assert servers._upstream(package_version) == upstream
+
+
+@pytest.mark.parametrize("flavor,when,expected", [
+    ("mariadb", "2020-06-23", None),              # before the catalog's first MariaDB line
+    ("mariadb", "2020-06-24", "mariadb-10.5"),    # its release day
+    ("mariadb", "2024-04-30", "mariadb-10.11"),   # a MySQL release day: MariaDB's current line
+    ("mariadb", "2026-12-01", "mariadb-11.8"),
+    ("mysql", "2019-01-01", "mysql-8.0"),
+    ("mysql", "2026-04-20", "mysql-8.4"),
+    ("mysql", "2026-04-21", "mysql-9.7"),
+])
+def test_the_server_current_at_a_date_is_the_newest_line_released_by_then(flavor, when, expected):
+    found = servers.current_at(flavor, dt.date.fromisoformat(when))
+    assert (found.id if found else None) == expected
+
+
+def test_release_dates_and_a_bad_flavor():
+    assert servers.release_dates("mariadb") == [dt.date(2020, 6, 24), dt.date(2023, 2, 16), dt.date(2025, 6, 4)]
+    assert dt.date(2026, 4, 21) in servers.release_dates() and servers.release_dates() == sorted(servers.release_dates())
+    with pytest.raises(InvalidInput, match="flavor must be one of"):
+        servers.current_at("postgres", dt.date(2024, 1, 1))
