@@ -1,6 +1,6 @@
 """The webhook notifier against a real HTTP server on 127.0.0.1: the payload (summary, alerts,
 report paths), the bearer token from the connection's password, and nothing secret in the log.
-(The file notifier is called for real by Airflow in tests/dags/test_regression.py.)"""
+(The file notifier is called for real by Airflow in tests/dags/test_regression_runs.py.)"""
 
 from __future__ import annotations
 
