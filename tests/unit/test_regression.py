@@ -151,3 +151,16 @@ def test_bad_regression_specs_are_refused_with_the_field(change, message):
     raw = SHIPPED.model_dump(mode="json", by_alias=True) | change
     with pytest.raises((InvalidInput, ValueError), match=message):
         check_suite(RegressionSpec.model_validate(raw))
+
+
+def test_broken_regression_specs_are_reported_with_their_file(tmp_path, monkeypatch):
+    from mysqlbench.regression.factory import regression_errors
+
+    (tmp_path / "bad.yaml").write_text("regression: nightly_bad\nschedule: '0 2 * * *'\n"
+                                       "suite: [{study: tpch_power, conf: {repetitons: 3}}]\n")
+    (tmp_path / "twice.yaml").write_text("regression: nightly_regression\nschedule: on_publish\n")
+    monkeypatch.setenv("MYSQLBENCH_REGRESSION_DIRS", str(tmp_path))
+    problems = regression_errors()
+    assert len(problems) == 2
+    assert any(str(tmp_path / "bad.yaml") in p and "repetitons" in p for p in problems)
+    assert any(str(tmp_path / "twice.yaml") in p and "also defined in" in p for p in problems)

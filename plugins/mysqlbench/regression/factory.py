@@ -134,5 +134,19 @@ def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
 
 
 def regression_errors() -> list[str]:
-    """Every broken regression spec's problems ("file: message"), for the import error and lint."""
-    return [message for messages in build_all()[1].values() for message in messages]
+    """Every broken regression spec's problems ("file: message"), for the import error and lint.
+    Validates without building DAGs: a DAG built in another file would be registered there too
+    (Airflow auto-registers every DAG made in a ``with DAG`` block) and collide with its own."""
+    from mysqlbench.regression.spec import check_suite
+
+    problems, seen = [], {}
+    for path in regression_files():
+        try:
+            spec = load_regression(path)
+            check_suite(spec)
+            if spec.regression in seen:
+                raise InvalidInput(f"{path}: regression {spec.regression!r} is also defined in {seen[spec.regression]}")
+            seen[spec.regression] = path
+        except Exception as exc:  # noqa: BLE001 - report every broken spec, whatever broke it
+            problems.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
+    return problems
