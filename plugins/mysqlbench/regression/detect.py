@@ -14,7 +14,7 @@ last-run outlier is a change point with one run after it, which the confirmation
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -71,7 +71,6 @@ class Change:
     confirmed: bool
     recent: bool
     why_not_confirmed: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def regression(self) -> bool:

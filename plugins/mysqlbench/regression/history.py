@@ -73,7 +73,12 @@ def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, p
     """Every recorded execution of the studies' primary metrics (one row each, with the run's
     lineage and the point's settings), every recorded plan hash, and the runs left out (no
     validation yet, or INVALID) with why."""
-    metrics = {study: primary_metric(study) for study in studies}
+    metrics = {}
+    for study in studies:
+        try:
+            metrics[study] = primary_metric(study)
+        except InvalidInput as exc:
+            raise InvalidInput(f"regression analysis of {study!r}: {exc}") from exc
     wanted = sa.or_(*[sa.and_(samples.c.study == study, samples.c.metric == metric.name)
                       for study, metric in metrics.items()])
     columns = [samples.c[c] for c in ("study", "dag_id", "run_id", "point", "subject", "repetition", "value", "status",
@@ -120,11 +125,6 @@ def history(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, list
     executions; NaN when none was ok), how many executions were ok and recorded, the run's
     time and lineage, the plan hash, and the events at that run (what changed since the series'
     previous run). Sorted by series, then time."""
-    for study in studies:
-        try:
-            primary_metric(study)
-        except InvalidInput as exc:
-            raise InvalidInput(f"regression analysis of {study!r}: {exc}") from exc
     frame, plans, left_out = executions(store, studies)
     if frame.empty:
         return pd.DataFrame(), left_out
