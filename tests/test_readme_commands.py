@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from mysqlbench.regression.spec import load_regression
+
 from conftest import EXTERNAL_MARKED_CONN, SUPPORT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,6 +51,9 @@ COVERED = {
         "test_server_commands (SF 0.01)",
     "bin/mysqlbench history tpch_power": "test_server_commands",
     "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'": "test_server_commands",
+    "bin/mysqlbench versions prepare": "test_backfill_across_server_versions (its spec named)",
+    "bin/airflow backfill create --dag-id tpch_power_across_versions --from-date 2015-01-01 --to-date 2026-12-01":
+        "test_backfill_across_server_versions (versions_probe, 2023-2025)",
     "make down": "test_make_down",
     "make clean": "test_make_clean_stops_every_managed_server_first",
 }
@@ -366,6 +371,78 @@ def test_nightly_regression_under_the_scheduler(clone):
                 if any(r["run_id"].startswith(f"{run_id}__") for r in s["runs"])}
     assert {("sysbench_cpu", "cpu"), ("tpch_power", "q01"), ("tpch_power", "q06")} <= measured
     assert not (clone / "work" / "nightly_probe_alerts.jsonl").exists()  # no regression, no notification
+
+
+def test_backfill_across_server_versions(clone):
+    """Airflow's own backfill of a releases DAG (tests/support/regression/versions_probe.yaml) over
+    2023-01-01..2025-12-31, the scheduler running: one run per catalog release date in the range
+    (MariaDB 10.11's, MySQL 8.4's, MariaDB 11.8's), all started at once (a backfill runs up to ten).
+    The MySQL release day picks MariaDB 10.11 again: one of the two 10.11 runs measures it, the
+    other is skipped and says why; 11.8 is fetched from Debian and measured on its own target. The
+    trend report of the last measuring run compares both versions (release order, counters, plans)."""
+    extra = {"MYSQLBENCH_REGRESSION_DIRS": str(SUPPORT / "regression")}
+    with _standalone(clone, paused=True, **extra) as env:
+        try:
+            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare versions_probe", **extra).stdout)
+            assert {t["server"]: t["port"] for t in prepared["targets"]} == {
+                "mariadb-10.5": 3400, "mariadb-10.11": 3401, "mariadb-11.8": 3402, "mysql-9.7": 3403}
+            for dag_id in ("tpch_power", "versions_probe"):
+                _parsed(clone, env, dag_id)
+                _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+            created = _airflow(clone, env, "backfill", "create", "--dag-id", "versions_probe", "--from-date",
+                               "2023-01-01", "--to-date", "2025-12-31")
+            assert created.returncode == 0, created.stdout + created.stderr
+
+            def finished():
+                runs = _runs(clone, env, "versions_probe")
+                done = [r for r in runs if r["state"] in ("success", "failed")]
+                return runs if len(runs) == 3 and len(done) == 3 else None
+            runs = _wait(finished, 1500, "the backfill's three runs", env["_proc"], lambda: _standalone_state(clone))
+            study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith("versions_probe__")]
+        finally:
+            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):
+                subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
+                               env=user_env(clone), capture_output=True)
+    assert sorted(r["logical_date"][:10] for r in runs) == ["2023-02-16", "2024-04-30", "2025-06-04"]
+    assert all(r["run_id"].startswith("backfill__") and r["state"] == "success" for r in runs), runs
+    # each version measured once, by a study run named after what it measures
+    assert sorted(r["run_id"].split("__")[1] for r in study_runs) == ["mariadb-10.11", "mariadb-11.8"], study_runs
+    assert {r["state"] for r in study_runs} == {"success"}
+    reports = {}
+    for r in runs:
+        path = clone / "work" / "reports" / "versions_probe" / re.sub(r"[^A-Za-z0-9_.-]+", "_", r["run_id"])
+        reports[r["logical_date"][:10]] = (json.loads((path / "trend.json").read_text()), path / "index.html")
+    notes = {day: trend["note"] for day, (trend, _) in reports.items()}
+    skipped = [note for note in notes.values() if note.startswith("This run measured nothing")]
+    assert len(skipped) == 1 and "mariadb-10.11" in skipped[0] and "measured" in skipped[0], notes
+    assert "mariadb-11.8" in notes["2025-06-04"] and "measured nothing" not in notes["2025-06-04"]
+    trend, html = max(reports.values(), key=lambda item: len(item[0]["versions"]))
+    assert [v["server_id"] for v in trend["versions"]] == ["mariadb-10.11", "mariadb-11.8"]
+    assert trend["versions"][0]["version"].startswith("10.11.") and trend["versions"][1]["version"].startswith("11.8.")
+    assert {m["subject"] for m in trend["medians"]} == {"q03", "q06"}
+    primary = trend["comparison"]["primary"]
+    labels = [v["label"] for v in trend["versions"]]
+    assert {r["subject"] for r in primary} == {"q03", "q06"}
+    assert all(r[labels[0]] > 0 and r[labels[1]] > 0 and f"{labels[1]} / {labels[0]}" in r for r in primary)
+    assert trend["comparison"]["counters"] and trend["comparison"]["plans"]
+    text = html.read_text()
+    assert "<svg" in text and "across server versions" in text
+    for change in trend["plan_changes"]:  # (at SF 0.01, q03's plan differed between 10.11 and 11.8 here)
+        assert f'id="plan-change-{change["subject"]}-{labels.index(change["version"])}"' in text
+    # the already-measured check's key is what the study run recorded: the spec hash of the conf as
+    # the triggered run merged it, the exact server version and the host's hash
+    from mysqlbench.regression import versions
+    from mysqlbench.results.lineage import stable_hash
+    from mysqlbench.results.store import ResultsStore
+
+    store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
+    conf = load_regression(SUPPORT / "regression" / "versions_probe.yaml").suite[0].conf
+    for measured in trend["versions"]:
+        target = f"mysqlbench_vprobe_{measured['server_id'].replace('-', '_').replace('.', '_')}"
+        key = {"study": "tpch_power", "server_version": measured["version"], "host_hash": measured["host_hash"],
+               "spec_hash": stable_hash(versions.study_spec_data("tpch_power", {**conf, "target_conn_id": target}))}
+        assert key["spec_hash"] == measured["spec_hash"]
+        assert versions.already_measured(store, key)["run_id"] == measured["run_id"]
 
 
 def test_make_down(clone):

@@ -6,6 +6,7 @@ benchmark user's password kept only in the Airflow connection) and summarising r
     bin/mysqlbench server list | fetch mysql-9.7 [--check]
     bin/mysqlbench results [--dag-id tpch_load] [--run-id RUN]
     bin/mysqlbench history tpch_power [sysbench_cpu ...] [--since 2026-12-01]
+    bin/mysqlbench versions prepare [tpch_power_across_versions ...]
     bin/mysqlbench lint [SPEC.yaml ...]
 """
 
@@ -218,6 +219,34 @@ def history_export(studies: list[str], since: str | None) -> dict:
     return {"results_store": store.describe(), "studies": studies, "series": series, "left_out": left_out}
 
 
+def versions_prepare(names: list[str]) -> dict:
+    """Define the managed targets (and their Airflow connections) every ``releases``
+    regression DAG measures server versions on; nothing starts until a run picks a server. A task
+    cannot do this itself: Airflow 3 gives tasks no write access to its connections."""
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.regression import versions
+    from mysqlbench.regression.spec import RELEASES, load_regression, regression_files
+    from mysqlbench.targets.managed import BENCH_USER, ManagedServer, ManagedSpec
+
+    specs = [s for s in (load_regression(p) for p in regression_files()) if s.schedule == RELEASES]
+    unknown = sorted(set(names) - {s.regression for s in specs})
+    if unknown:
+        raise InvalidInput(f"no releases regression spec {unknown}; there are: {[s.regression for s in specs]}")
+    out = []
+    for spec in specs:
+        if names and spec.regression not in names:
+            continue
+        for target in versions.prepare(spec):
+            existing = _airflow_connection(target["conn_id"])
+            server = ManagedServer(ManagedSpec.load(target["name"]))
+            _save_airflow_connection(target["conn_id"], host="127.0.0.1", port=target["port"], login=BENCH_USER,
+                                     password=existing.password if existing else target["password"],
+                                     extra=server.connection_extra())
+            out.append({"regression": spec.regression, "server": target["server"], "target": target["name"],
+                        "port": target["port"], "conn_id": target["conn_id"]})
+    return {"targets": out}
+
+
 def lint(files: list[str]) -> int:
     """Validate study specs (default: every one the DAG factory reads); print each problem with its
     file, line and field, as the DAG import error shows it. Exit 1 if any spec is broken."""
@@ -269,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
                           "analysis reads)")
     hist.add_argument("studies", nargs="+")
     hist.add_argument("--since", help="only runs measured at or after this ISO date/time (UTC)")
+    versions = sub.add_parser("versions", help="releases regression DAGs (one study across server versions)")
+    versions.add_argument("action", choices=("prepare",))
+    versions.add_argument("regressions", nargs="*", help="default: every releases spec")
     linted = sub.add_parser("lint", help="validate study specs with file, line and field")
     linted.add_argument("files", nargs="*")
     args = parser.parse_args(argv)
@@ -309,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                 out = peers.build(args.name, Path(args.source) if args.source else None)
             elif args.command == "history":
                 out = history_export(args.studies, args.since)
+            elif args.command == "versions":
+                out = versions_prepare(args.regressions)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:

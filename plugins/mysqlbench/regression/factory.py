@@ -11,6 +11,12 @@ task is red and the analysis lists the run as left out.
 An ``on_publish`` spec is scheduled on the studies' Assets: every published study run, manual or
 backfilled, runs the same analysis for the studies whose Assets fired (or the ``studies`` param of
 a manual run).
+
+A ``releases`` spec is one study across server versions: its schedule is an ``EventsTimetable`` of
+the catalog's release dates (so ``airflow backfill create`` over years makes a run per release),
+``measure_version`` picks the server current at the run's logical date and triggers the study on it
+(or is skipped, saying why), and ``trend_report`` compares every version measured so far
+(``regression.versions``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pendulum
 from airflow.sdk import DAG, AssetAny, Param, get_current_context, task
 
 from mysqlbench.errors import InvalidInput
-from mysqlbench.regression.spec import ON_PUBLISH, RegressionSpec, load_regression, regression_files
+from mysqlbench.regression.spec import ON_PUBLISH, RELEASES, RegressionSpec, load_regression, regression_files
 
 log = logging.getLogger(__name__)
 ASSET_PREFIX = "mysqlbench_"
@@ -118,6 +124,59 @@ def build_regression_dag(spec: RegressionSpec, path: Path) -> DAG:
     return dag
 
 
+def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
+    from airflow.timetables.events import EventsTimetable
+
+    from mysqlbench.regression import versions
+    from mysqlbench.regression.operators import MeasureVersionOperator
+
+    spec_data = spec.model_dump(mode="json", by_alias=True)
+    events = [pendulum.instance(d) for d in versions.release_events()]
+    study = spec.suite[0].study
+    with DAG(
+        dag_id=spec.regression,
+        description=spec.description or None,
+        schedule=EventsTimetable(event_dates=events, description="server catalog release dates"),
+        start_date=events[0],
+        catchup=False,
+        max_active_runs=1,
+        tags=["mysqlbench", "regression", "versions"],
+        params={"flavor": Param(spec.versions.flavor, enum=["mariadb", "mysql"],
+                                description="the server line whose release current at the logical date is measured")},
+        doc_md=f"**{spec.regression}**: {spec.description}\n\nOne `{study}` run per server version: "
+               f"`airflow backfill create --dag-id {spec.regression} --from-date 2015-01-01 --to-date 2026-12-01`. "
+               f"Spec: `{path}`.",
+    ) as dag:
+
+        @task(retries=0)
+        def check_suite() -> dict:
+            from mysqlbench.regression.spec import check_suite as check
+
+            check(RegressionSpec.model_validate(spec_data))
+            return {"study": study}
+
+        @task(retries=0, trigger_rule="none_failed")
+        def trend_report() -> dict:
+            from mysqlbench.results.store import ResultsStore
+
+            context = get_current_context()
+            outcome = context["ti"].xcom_pull(task_ids="measure_version", key="outcome") or {}
+            note = (f"This run measured {outcome['server']} ({outcome['version']}) as {study} run "
+                    f"{outcome['study_run_id']}." if outcome.get("measured") else
+                    f"This run measured nothing: {outcome.get('why', 'no outcome recorded')}.")
+            result = versions.write_trend(versions.trend(ResultsStore.from_airflow(), study, context["dag"].dag_id),
+                                          dag_id=context["dag"].dag_id, run_id=context["run_id"], note=note)
+            log.info("%s\ntrend report: %s (json: %s); versions: %s; plan changes: %d", note, result["html"],
+                     result["json"], ", ".join(result["versions"]) or "none yet", result["plan_changes"])
+            return result
+
+        measured = MeasureVersionOperator(
+            task_id="measure_version", spec_data=spec_data, poke_interval=spec.wait_poke_s, retries=0,
+            execution_timeout=dt.timedelta(seconds=spec.study_timeout_s))
+        check_suite() >> measured >> trend_report()
+    return dag
+
+
 def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
     dags: dict[str, DAG] = {}
     errors: dict[str, list[str]] = {}
@@ -126,7 +185,8 @@ def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
             spec = load_regression(path)
             if spec.regression in dags:
                 raise InvalidInput(f"{path}: regression {spec.regression!r} is defined twice")
-            dags[spec.regression] = build_regression_dag(spec, path)
+            build = build_releases_dag if spec.schedule == RELEASES else build_regression_dag
+            dags[spec.regression] = build(spec, path)
         except Exception as exc:  # noqa: BLE001 - one broken spec must not hide the others
             log.error("regression spec %s is broken: %s", path, exc)
             errors[str(path)] = [str(exc)]

@@ -1,14 +1,16 @@
 """A regression spec (``include/configs/regression/*.yaml``): one DAG each. ``schedule`` is a cron
-expression (a nightly sweep: its ``suite`` of study runs, then the analysis) or ``on_publish``
+expression (a nightly sweep: its ``suite`` of study runs, then the analysis), ``on_publish``
 (the analysis alone, whenever one of the studies publishes its Asset, so manual and backfilled runs
-join the same history). Thresholds and notifiers are data too."""
+join the same history) or ``releases`` (one study across server versions: a run per catalog
+release date, whose logical date picks the server of the ``versions.flavor`` line current then;
+``airflow backfill create`` replays a date range). Thresholds and notifiers are data too."""
 
 from __future__ import annotations
 
 import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -20,6 +22,7 @@ from mysqlbench.regression.detect import Thresholds
 
 REGRESSION_DIR = CONFIG_DIR / "regression"
 ON_PUBLISH = "on_publish"
+RELEASES = "releases"
 
 
 class SuiteEntry(BaseModel):
@@ -58,12 +61,30 @@ class NotifierSpec(BaseModel):
         return cls(**self.kwargs)
 
 
+class VersionsSpec(BaseModel):
+    """How a ``releases`` DAG measures each server version: the flavor line a run follows unless its
+    conf says otherwise, and the ports of the managed targets it runs them on (``port_base`` plus
+    the server's position in the catalog, so each server has its own port and datadir)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    flavor: Literal["mariadb", "mysql"] = "mariadb"
+    port_base: int = Field(3370, ge=1025, le=65000)
+    target_prefix: str = Field("versions", description="managed targets are named PREFIX_<server id>")
+
+    @field_validator("target_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        return check_name(value, "target name prefix")
+
+
 class RegressionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     regression: str = Field(description="the DAG id")
     description: str = ""
-    schedule: str = Field("0 2 * * *", description="cron (a nightly sweep) or on_publish (after any study's Asset)")
+    schedule: str = Field("0 2 * * *", description="cron (a nightly sweep), on_publish (after any study's Asset) or "
+                                                    "releases (one study across server versions, backfillable)")
     suite: list[SuiteEntry] = Field(default_factory=list)
     studies: list[str] | None = Field(
         None, description="studies whose history is analysed (default: the suite's; on_publish: every study)")
@@ -71,6 +92,7 @@ class RegressionSpec(BaseModel):
     notifiers: list[NotifierSpec] = Field(default_factory=list)
     wait_poke_s: int = Field(30, ge=1, le=3600, description="how often a deferred suite task looks at its study run")
     study_timeout_s: int = Field(6 * 3600, ge=60, description="the longest a suite entry may run")
+    versions: VersionsSpec | None = Field(None, description="releases only: the flavor line and the targets' ports")
 
     @field_validator("regression")
     @classmethod
@@ -85,7 +107,7 @@ class RegressionSpec(BaseModel):
     @field_validator("schedule")
     @classmethod
     def _schedule(cls, value: str) -> str:
-        if value == ON_PUBLISH:
+        if value in (ON_PUBLISH, RELEASES):
             return value
         from airflow.exceptions import AirflowTimetableInvalid
         from airflow.timetables.trigger import CronTriggerTimetable
@@ -93,7 +115,8 @@ class RegressionSpec(BaseModel):
         try:
             CronTriggerTimetable(value, timezone="UTC").validate()
         except AirflowTimetableInvalid as exc:
-            raise ValueError(f"{value!r} is neither a cron expression nor {ON_PUBLISH!r}: {exc}") from None
+            raise ValueError(f"{value!r} is neither a cron expression nor {ON_PUBLISH!r} nor {RELEASES!r}: {exc}") \
+                from None
         return value
 
     @model_validator(mode="after")
@@ -102,6 +125,15 @@ class RegressionSpec(BaseModel):
             raise ValueError("an on_publish analysis runs no suite (it is triggered by the studies' own runs)")
         if self.schedule != ON_PUBLISH and not self.suite:
             raise ValueError("a scheduled regression sweep needs a suite of study runs")
+        if self.schedule == RELEASES:
+            if len(self.suite) != 1:
+                raise ValueError("a releases DAG measures one study (one suite entry) across server versions")
+            if {"target_conn_id", "targets"} & set(self.suite[0].conf):
+                raise ValueError("a releases DAG picks the target per server version; its conf names none")
+            if self.versions is None:
+                self.versions = VersionsSpec()
+        elif self.versions is not None:
+            raise ValueError("versions: only a releases DAG (schedule: releases) measures across server versions")
         return self
 
     def analysed_studies(self) -> list[str]:

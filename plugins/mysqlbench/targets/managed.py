@@ -379,7 +379,7 @@ class ManagedServer:
     def ensure_benchmark_user(self, password: str | None = None) -> str:
         """Make sure the benchmark user exists and logs in with ``password``; without one (or
         when it no longer works), set a new random password. Returns the password in force."""
-        if password and self._login_works(password):
+        if password and self.login_works(password):
             return password
         password = secrets.token_urlsafe(24)
         self.set_benchmark_password(password)
@@ -417,7 +417,7 @@ class ManagedServer:
             return "(no error log)"
         return " | ".join(self.error_log.read_text(errors="replace").splitlines()[-lines:])
 
-    def _login_works(self, password: str) -> bool:
+    def login_works(self, password: str) -> bool:
         try:
             self.connection(password).connect().close()
             return True
