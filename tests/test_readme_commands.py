@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -373,6 +374,50 @@ def test_nightly_regression_under_the_scheduler(clone):
     assert not (clone / "work" / "nightly_probe_alerts.jsonl").exists()  # no regression, no notification
 
 
+def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
+    """The plugin's Benchmarks pages in the running API server (issue 12, first part): refused
+    without Airflow's authentication; with a token, the study runs with their validity, a run's
+    report and its files, two runs side by side and the cross-version report; no path outside the
+    reports and no connection password ever served."""
+    import urllib.error
+
+    base = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}"
+
+    def get(path: str, token: str | None = None) -> tuple[int, str, str]:
+        request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, response.headers.get("content-type", ""), response.read().decode("latin-1")
+        except urllib.error.HTTPError as exc:
+            return exc.code, "", exc.read().decode("latin-1")
+
+    assert get("/mysqlbench/")[0] == 401 and get("/mysqlbench/api/runs")[0] == 401
+    password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+    login = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": "admin", "password": password})
+                                   .encode(), headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(login, timeout=60) as response:
+        token = json.loads(response.read())["access_token"]
+    status, _, index = get("/mysqlbench/", token)
+    assert status == 200 and "<h2>tpch_power</h2>" in index and all(r in index for r in study_runs)
+    assert "valid" in index and "/mysqlbench/reports/versions_probe/" in index  # the trend reports are listed
+    status, _, page = get(f"/mysqlbench/runs/tpch_power/{study_runs[0]}", token)
+    src = re.search(r"<iframe title='report' src='([^']+)'", page).group(1)
+    status, _, report = get(src, token)
+    assert status == 200 and "<h1>tpch_power" in report and "Validation:" in report
+    chart = re.search(r"<img src='([^']+\.png)'", report).group(1)
+    status, kind, _ = get(src.rsplit("/", 1)[0] + "/" + chart, token)
+    assert status == 200 and kind == "image/png"
+    status, _, side = get(f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[1]}", token)
+    assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
+    assert "B: mariadb 11.8" in side and "Plan structure" in side
+    for bad in ("/mysqlbench/reports/tpch_power/..%2F..%2F..%2F.airflow/airflow.cfg",
+                "/mysqlbench/reports/x/y/results.db", "/mysqlbench/runs/tpch_power/..%2F..%2Fx"):
+        assert get(bad, token)[0] in (400, 404), bad
+    secret = json.loads(_airflow(clone, env, "connections", "get", "mysqlbench_vprobe_mariadb_11_8", "-o", "json")
+                        .stdout.splitlines()[-1])[0]["password"]
+    assert secret and all(secret not in text for text in (index, page, report, side))
+
+
 def test_backfill_across_server_versions(clone):
     """Airflow's own backfill of a releases DAG (tests/support/regression/versions_probe.yaml) over
     2023-01-01..2025-12-31, the scheduler running: one run per catalog release date in the range
@@ -399,6 +444,7 @@ def test_backfill_across_server_versions(clone):
                 return runs if len(runs) == 3 and len(done) == 3 else None
             runs = _wait(finished, 1500, "the backfill's three runs", env["_proc"], lambda: _standalone_state(clone))
             study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith("versions_probe__")]
+            _check_benchmark_pages(clone, env, sorted(r["run_id"] for r in study_runs))
         finally:
             for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):
                 subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
@@ -443,6 +489,118 @@ def test_backfill_across_server_versions(clone):
                "spec_hash": stable_hash(versions.study_spec_data("tpch_power", {**conf, "target_conn_id": target}))}
         assert key["spec_hash"] == measured["spec_hash"]
         assert versions.already_measured(store, key)["run_id"] == measured["run_id"]
+
+
+@contextlib.contextmanager
+def _separate_processes(clone):
+    """`airflow api-server`, `scheduler`, `dag-processor` and `triggerer` as four processes (as a
+    deployment runs them), DAGs paused at creation; yields the base URL and a token for the REST API."""
+    port = _free_port()
+    env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
+           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5"}
+    run(clone, "make setup")
+    run(clone, "bin/mysqlbench target up demo")
+    procs = []
+    try:
+        for name in ("api-server", "scheduler", "dag-processor", "triggerer"):
+            log = open(clone / "work" / f"{name}.log", "w")
+            procs.append(subprocess.Popen([str(clone / "bin" / "airflow"), name, *(["--port", str(port)]
+                                           if name == "api-server" else [])], cwd=clone, env=env, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True))
+        base = f"http://127.0.0.1:{port}"
+
+        def healthy():
+            try:
+                with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=2) as r:
+                    body = json.loads(r.read())
+                return all(body[k]["status"] == "healthy" for k in ("scheduler", "dag_processor", "triggerer"))
+            except Exception:  # noqa: BLE001 - not up yet
+                return False
+
+        _wait(healthy, 240, "api-server, scheduler, dag-processor and triggerer", procs[0])
+        password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        token = _rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+        yield base, token, procs
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _rest(base: str, method: str, path: str, body: dict | None = None, token: str | None = None):
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode() if body is not None else None,
+                                     headers=headers, method=method)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def test_results_in_the_airflow_ui_in_a_browser(clone):
+    """Issue 12's browser test: a study triggered twice through the REST API with a conf (the two
+    runs differ in repetitions) under four separate Airflow processes; then, in headless Chromium,
+    what a person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as
+    valid, a run's Benchmark report tab shows the report with its chart, and the compare page puts
+    the two runs side by side. Screenshots go to work/test-artifacts/ui/ of the repository."""
+    from playwright.sync_api import expect, sync_playwright
+
+    artifacts = REPO / "work" / "test-artifacts" / "ui"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2}
+    with _separate_processes(clone) as (base, token, procs):
+        def parsed():
+            try:
+                return _rest(base, "GET", "/api/v2/dags/tpch_power", token=token)
+            except urllib.error.HTTPError:
+                return None
+        _wait(parsed, 180, "the dag-processor to parse tpch_power", procs[2])
+        _rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
+        for run_id, extra in (("ui_a", {}), ("ui_b", {"repetitions": 3})):
+            _rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
+                  {"dag_run_id": run_id, "logical_date": None, "conf": {**conf, **extra}}, token)
+
+        def done(run_id):
+            state = _rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{run_id}", token=token)["state"]
+            return state if state in ("success", "failed") else None
+        for run_id in ("ui_a", "ui_b"):
+            assert _wait(lambda r=run_id: done(r), 900, f"study run {run_id}", procs[1]) == "success", run_id
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            try:
+                anonymous = browser.new_page()
+                assert anonymous.goto(f"{base}/mysqlbench/").status == 401
+                context = browser.new_context(viewport={"width": 1500, "height": 1000})
+                context.add_cookies([{"name": "_token", "value": token, "url": base}])
+                page = context.new_page()
+                page.goto(f"{base}/plugin/benchmarks")
+                pages = page.frame_locator("iframe").first
+                expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
+                expect(pages.get_by_role("link", name="ui_a", exact=True)).to_be_visible()
+                expect(pages.get_by_role("link", name="ui_b", exact=True)).to_be_visible()
+                page.screenshot(path=artifacts / "benchmarks.png")
+                page.goto(f"{base}/dags/tpch_power/runs/ui_a/plugin/benchmark_report")
+                run_page = page.frame_locator("iframe").first
+                expect(run_page.get_by_text("valid;")).to_be_visible(timeout=60_000)
+                report = run_page.frame_locator("iframe[title=report]")
+                expect(report.get_by_role("heading", name="tpch_power")).to_be_visible(timeout=60_000)
+                chart = report.locator("img[alt^='primary_q03']")
+                expect(chart).to_be_visible()
+                assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
+                page.screenshot(path=artifacts / "run_report.png", full_page=True)
+                page.goto(f"{base}/mysqlbench/compare?dag_id=tpch_power&a=ui_a&b=ui_b")
+                expect(page.get_by_role("heading", name="tpch_power: two runs side by side")).to_be_visible()
+                table = page.locator("table").nth(1)
+                expect(table).to_contain_text("q03")
+                expect(table).to_contain_text("B: mariadb 10.11")
+                page.screenshot(path=artifacts / "compare.png", full_page=True)
+            finally:
+                browser.close()
+    assert all((artifacts / name).stat().st_size > 10_000 for name in ("benchmarks.png", "run_report.png",
+                                                                       "compare.png"))
 
 
 def test_make_down(clone):

@@ -194,14 +194,11 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     triggered for it: the primary metric's median per unit and setting with ratios to the oldest,
     each counter's median (absent where a server lacks it), the plan structure per version and the
     versions where it changed. Built on ``studies.compare``, as the study and UI comparisons are."""
-    import pandas as pd
     import sqlalchemy as sa
 
-    from mysqlbench.measure import comparable_plan_hash
     from mysqlbench.regression.history import STUDY_SUITE_TASK
-    from mysqlbench.results.store import SampleKind, samples, validations
-    from mysqlbench.studies.analysis import execution_frame
-    from mysqlbench.studies.compare import as_records, compare
+    from mysqlbench.results.store import samples, validations
+    from mysqlbench.studies.compare import as_records, compare, frame_of_runs, setting_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
 
@@ -232,21 +229,13 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
         return servers.catalog()[server_id].released if server_id in servers.catalog() else dt.date.max
 
     order = sorted(newest, key=lambda sid: (released(sid), sid))
-    frames, plans, versions = [], [], []
+    labelled, versions = [], []
     for position, server_id in enumerate(order, start=1):
         run_id = newest[server_id][0]
-        run_rows = [{**r, "point": f"target={server_id} {r['point']}"} for r in per_run[run_id]]
-        first = run_rows[0]
+        first = per_run[run_id][0]
         short = re.match(r"\d+(\.\d+)*", first["server_version"] or "")
         label = f"{position:02d} {first['server_flavor']} {short.group(0) if short else first['server_version']}"
-        frame = execution_frame(run_rows, workload.primary)
-        frame["server"], frame["target"] = label, None
-        frames.append(frame)
-        for row in run_rows:
-            if row["kind"] == SampleKind.PLAN.value:
-                meta = json.loads(row["metadata"])
-                plans.append({"subject": row["subject"], "point": row["point"], "plan_hash": meta["plan_hash"],
-                              "comparable_hash": comparable_plan_hash(meta["plan"])})
+        labelled.append((label, per_run[run_id]))
         versions.append({"label": label, "server_id": server_id, "released": str(released(server_id)),
                          "flavor": first["server_flavor"], "version": first["server_version"], "run_id": run_id,
                          "dataset_id": first["dataset_id"], "spec_hash": first["spec_hash"],
@@ -254,11 +243,10 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     out: dict[str, Any] = {"study": study, "dag_id": dag_id, "primary_metric": workload.primary.name,
                            "unit": workload.primary.unit, "better": workload.primary.better.value,
                            "versions": versions, "medians": [], "plan_changes": [], "comparison": None}
-    if not frames:
+    if not labelled:
         return out
-    frame = pd.concat(frames, ignore_index=True)
-    ok = frame[frame["status"] == "ok"].assign(setting=lambda f: f["point"].str.replace(r"^target=\S+ ?", "",
-                                                                                         regex=True).replace("", "(base)"))
+    frame, plans = frame_of_runs(labelled, workload.primary)
+    ok = frame[frame["status"] == "ok"].assign(setting=lambda f: f["point"].map(setting_of))
     out["medians"] = [{"subject": s, "setting": st, "version": v, "median": float(m)} for (s, st, v), m in
                       ok.groupby(["subject", "setting", "server"])["primary"].median().items()]
     if len(versions) > 1:

@@ -222,6 +222,11 @@ def url_from_airflow(conn_id: str = RESULTS_CONN_ID) -> str | sa.engine.URL:
         conn = BaseHook.get_connection(conn_id)
     except Exception:
         return default_url()
+    return url_from_connection(conn)
+
+
+def url_from_connection(conn) -> str | sa.engine.URL:
+    """The store's URL from an Airflow connection object (extra ``url``, or its fields)."""
     extra = conn.extra_dejson
     if extra.get("url"):
         return sa.engine.make_url(extra["url"]).set(password=conn.password or None)

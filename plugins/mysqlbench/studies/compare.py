@@ -67,6 +67,32 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
             "plans": plan_table, "better": primary.better.value}
 
 
+def frame_of_runs(runs: list[tuple[str, list[dict[str, Any]]]], primary: Metric) -> tuple[pd.DataFrame, list[dict]]:
+    """Several recorded runs as one execution frame for ``compare``: each run's measure_point
+    sample rows under its label (``runs``: (label, rows) in the order to compare them; labels must
+    sort in that order), and the plans each recorded. Runs measured the same points, so each run's
+    points are told apart by a ``target=<n>`` prefix that ``setting_of`` takes off again."""
+    import json
+
+    from mysqlbench.measure import comparable_plan_hash
+    from mysqlbench.results.store import SampleKind
+    from mysqlbench.studies.analysis import execution_frame
+
+    frames, plans = [], []
+    for n, (label, rows) in enumerate(runs):
+        rows = [{**r, "point": f"target=run{n} {r['point']}"} for r in rows if r.get("point") is not None]
+        frame = execution_frame(rows, primary)
+        frame["server"], frame["target"] = label, None
+        frames.append(frame)
+        for row in rows:
+            if row["kind"] == SampleKind.PLAN.value:
+                meta = json.loads(row["metadata"])
+                plans.append({"subject": row["subject"], "point": row["point"], "plan_hash": meta["plan_hash"],
+                              "comparable_hash": comparable_plan_hash(meta["plan"])})
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return frame, plans
+
+
 def as_records(comparison: dict[str, Any]) -> dict[str, Any]:
     """The comparison in summary.json's terms (plain lists and numbers; absent as null)."""
     def records(table: pd.DataFrame | None) -> list[dict[str, Any]]:

@@ -1,0 +1,1 @@
+"""The Benchmarks pages in the Airflow UI."""

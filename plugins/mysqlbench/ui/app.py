@@ -1,0 +1,255 @@
+"""The Benchmarks pages inside the Airflow UI: a FastAPI app the plugin (``plugins/mysqlbench_ui.py``)
+mounts under ``/mysqlbench``, shown through ``external_views`` (a "Benchmarks" navigation entry and a
+"Benchmark report" tab on every DAG run).
+
+Read-only, from the results store and the reports the study, regression and version DAGs wrote:
+the studies and their runs with their validity, a run's report (charts, tables, findings,
+validation), two runs of a study side by side (``studies.compare``, as the study report compares
+servers), and the cross-version and regression reports. Every route requires Airflow's own
+authentication (a plugin's FastAPI app gets none by itself): the ``PLUGINS`` view permission,
+checked by Airflow's auth manager from the UI's token cookie or a bearer token. Nothing here reads
+a connection's password or renders a connection: the store URL is printed with its password hidden.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+
+from mysqlbench import paths
+
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
+FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
+RUN_DIR = re.compile(r"[^A-Za-z0-9_.-]+")
+STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
+         "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}"
+         "iframe{width:100%;height:85vh;border:1px solid #ccc}</style>")
+
+
+def _store():
+    """The results store the DAGs write to: the ``mysqlbench_results`` connection through the API
+    server's own secrets (a task's SDK hook is not available here), else the embedded SQLite."""
+    from airflow.models.connection import Connection
+
+    from mysqlbench.results.store import RESULTS_CONN_ID, ResultsStore, default_url, url_from_connection
+
+    try:
+        conn = Connection.get_connection_from_secrets(RESULTS_CONN_ID)
+    except Exception:  # noqa: BLE001 - not defined: the embedded store
+        return ResultsStore(default_url())
+    return ResultsStore(url_from_connection(conn))
+
+
+def _name(value: str, what: str) -> str:
+    if not NAME.fullmatch(value or ""):
+        raise HTTPException(status_code=400, detail=f"not a {what}")
+    return value
+
+
+def _base(request: Request) -> str:
+    """Where the app is mounted (``/mysqlbench`` in the API server), for absolute links."""
+    return html.escape(request.scope.get("root_path", "").rstrip("/"))
+
+
+def _options(runs: list[dict[str, Any]], chosen: int) -> str:
+    """A run picker; ``chosen`` is selected (A: the run before the newest, B: the newest)."""
+    return "".join(f"<option value='{html.escape(r['run_id'])}'{' selected' if i == chosen else ''}>"
+                   f"{html.escape(r['run_id'])}</option>" for i, r in enumerate(runs))
+
+
+def _page(title: str, *body: str) -> HTMLResponse:
+    return HTMLResponse(f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>{STYLE}"
+                        + "\n".join(body))
+
+
+def _reports_root() -> Path:
+    return (paths.work_dir() / "reports").resolve()
+
+
+def _report_dir(dag_id: str, run_id: str) -> Path:
+    return _reports_root() / dag_id / RUN_DIR.sub("_", run_id)
+
+
+def runs_of(store) -> dict[str, list[dict[str, Any]]]:
+    """Every study run in the store, per study DAG, newest first: when it measured, the servers,
+    and its validity (valid, INVALID, or not validated yet)."""
+    import sqlalchemy as sa
+
+    from mysqlbench.results.store import samples, validations
+
+    with store.engine.connect() as conn:
+        measured = conn.execute(
+            sa.select(samples.c.study, samples.c.dag_id, samples.c.run_id, sa.func.min(samples.c.recorded_at),
+                      sa.func.group_concat(sa.distinct(samples.c.server_version))
+                      if store.engine.dialect.name in ("sqlite", "mysql", "mariadb")
+                      else sa.func.string_agg(sa.distinct(samples.c.server_version), ","))
+            .where(samples.c.task_id == "measure_point")
+            .group_by(samples.c.study, samples.c.dag_id, samples.c.run_id)).all()
+        verdicts: dict[tuple[str, str], bool] = {}
+        for dag_id, run_id, success in conn.execute(sa.select(validations.c.dag_id, validations.c.run_id,
+                                                              validations.c.success)
+                                                    .where(validations.c.task_id == "validate")):
+            verdicts[(dag_id, run_id)] = verdicts.get((dag_id, run_id), True) and bool(success)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for study, dag_id, run_id, when, versions in measured:
+        verdict = verdicts.get((dag_id, run_id))
+        out.setdefault(dag_id, []).append({
+            "study": study, "run_id": run_id, "measured_at": str(when)[:19],
+            "servers": sorted(set((versions or "").split(","))),
+            "validity": "valid" if verdict else "INVALID" if verdict is False else "not validated"})
+    for runs in out.values():
+        runs.sort(key=lambda r: r["measured_at"], reverse=True)
+    return dict(sorted(out.items()))
+
+
+def other_reports() -> list[dict[str, str]]:
+    """The cross-version trend and regression reports on disk, newest first."""
+    root = _reports_root()
+    found = []
+    for kind, marker in (("across versions", "trend.json"), ("regression", "regression.json")):
+        for path in root.glob(f"*/*/{marker}"):
+            found.append({"kind": kind, "dag_id": path.parent.parent.name, "run": path.parent.name,
+                          "mtime": path.stat().st_mtime})
+    return sorted(found, key=lambda r: r["mtime"], reverse=True)
+
+
+def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
+    """Two runs of one study DAG side by side: primary metric per unit and setting (ratio B / A),
+    counters (absent stays absent), plan structure, and each run's lineage."""
+    import sqlalchemy as sa
+
+    from mysqlbench.results.store import samples
+    from mysqlbench.studies.compare import compare, frame_of_runs
+    from mysqlbench.studies.spec import load_spec, spec_path
+    from mysqlbench.studies.steps import workload_of
+
+    rows = {}
+    with store.engine.connect() as conn:
+        for run_id in (run_a, run_b):
+            rows[run_id] = [dict(r._mapping) for r in conn.execute(sa.select(samples).where(
+                samples.c.dag_id == dag_id, samples.c.run_id == run_id, samples.c.task_id == "measure_point"))]
+    missing = [r for r, found in rows.items() if not found]
+    if missing:
+        raise HTTPException(status_code=404, detail=f"no measured points for run(s) {missing} of {dag_id}")
+    studies = {r["study"] for found in rows.values() for r in found}
+    if len(studies) != 1:
+        raise HTTPException(status_code=400, detail="the two runs are not runs of one study")
+    study = studies.pop()
+    spec = load_spec(spec_path(study))
+    workload = workload_of(spec)
+    lineage = []
+    labelled = []
+    for letter, run_id in (("A", run_a), ("B", run_b)):
+        first = rows[run_id][0]
+        short = re.match(r"\d+(\.\d+)*", first["server_version"] or "")
+        label = f"{letter}: {first['server_flavor']} {short.group(0) if short else first['server_version']}"
+        labelled.append((label, rows[run_id]))
+        lineage.append({"run": letter, "run_id": run_id, "server": f"{first['server_flavor']} {first['server_version']}",
+                        "spec_hash": first["spec_hash"][:12], "dataset_id": first["dataset_id"],
+                        "host_hash": (first["host_hash"] or "")[:12], "package_version": first["package_version"]})
+    frame, plans = frame_of_runs(labelled, workload.primary)
+    counters = tuple(spec.counters)
+    return {"study": study, "primary": workload.primary, "lineage": lineage,
+            "comparison": compare(frame, workload.primary, counters, plans)}
+
+
+def create_app() -> FastAPI:
+    from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+    from airflow.api_fastapi.core_api.security import requires_access_view
+
+    app = FastAPI(title="mysqlbench", description="Benchmark results (read-only)",
+                  dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
+
+    @app.get("/", response_class=HTMLResponse)
+    def index(request: Request) -> HTMLResponse:
+        base = _base(request)
+        store = _store()
+        body = ["<h1>Benchmarks</h1>", f"<p>Results store: {html.escape(store.describe())}</p>"]
+        reports = other_reports()
+        if reports:
+            body.append("<h2>Across versions and regression reports</h2><table><tr><th>report</th><th>DAG</th>"
+                        "<th>run</th></tr>" + "".join(
+                            f"<tr><td>{html.escape(r['kind'])}</td><td>{html.escape(r['dag_id'])}</td><td><a href="
+                            f"'{base}/reports/{html.escape(r['dag_id'])}/{html.escape(r['run'])}/index.html'>"
+                            f"{html.escape(r['run'])}</a></td></tr>" for r in reports[:30]) + "</table>")
+        for dag_id, runs in runs_of(store).items():
+            body.append(f"<h2>{html.escape(dag_id)}</h2>")
+            if len(runs) > 1:
+                body.append(f"<form action='{base}/compare' method='get'><input type='hidden' name='dag_id' "
+                            f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(runs, 1)}</select> with "
+                            f"<select name='b'>{_options(runs, 0)}</select> <button type='submit'>side by side</button></form>")
+            body.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
+                f"<tr><td><a href='{base}/runs/{html.escape(dag_id)}/{html.escape(r['run_id'])}'>{html.escape(r['run_id'])}"
+                f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
+                f"<td class='{'ok' if r['validity'] == 'valid' else 'bad'}'>{html.escape(r['validity'])}</td></tr>"
+                for r in runs[:50]) + "</table>")
+        return _page("Benchmarks", *body)
+
+    @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
+    def run_page(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
+        _name(dag_id, "DAG id")
+        _name(run_id, "run id")
+        report = _report_dir(dag_id, run_id) / "index.html"
+        validity = next((r for r in runs_of(_store()).get(dag_id, []) if r["run_id"] == run_id), None)
+        head = [f"<h1>{html.escape(dag_id)} / {html.escape(run_id)}</h1>"]
+        if validity:
+            head.append(f"<p class='{'ok' if validity['validity'] == 'valid' else 'bad'}'>"
+                        f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
+                        "</p>")
+        if not report.exists():
+            return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
+        src = f"{_base(request)}/reports/{dag_id}/{report.parent.name}/index.html"
+        return _page(run_id, *head, f"<p><a href='{html.escape(src)}'>open the report alone</a></p>",
+                     f"<iframe title='report' src='{html.escape(src)}'></iframe>")
+
+    @app.get("/reports/{dag_id}/{run_dir}/{name}")
+    def report_file(dag_id: str, run_dir: str, name: str):
+        _name(dag_id, "DAG id")
+        _name(run_dir, "run directory")
+        if not FILE.fullmatch(name):
+            raise HTTPException(status_code=400, detail="not a report file")
+        root = _reports_root()
+        path = (root / dag_id / run_dir / name).resolve()
+        if root not in path.parents or not path.is_file():
+            raise HTTPException(status_code=404, detail="no such report file")
+        return FileResponse(path)
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare_page(request: Request, dag_id: str = Query(...), a: str = Query(...),
+                     b: str = Query(...)) -> HTMLResponse:
+        for value, what in ((dag_id, "DAG id"), (a, "run id"), (b, "run id")):
+            _name(value, what)
+        if a == b:
+            return RedirectResponse(f"{_base(request)}/runs/{dag_id}/{a}")
+        result = compare_runs(_store(), dag_id, a, b)
+        comparison, primary = result["comparison"], result["primary"]
+        body = [f"<h1>{html.escape(result['study'])}: two runs side by side</h1>",
+                "<table><tr>" + "".join(f"<th>{k}</th>" for k in result["lineage"][0]) + "</tr>" + "".join(
+                    "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values()) + "</tr>"
+                    for row in result["lineage"]) + "</table>"]
+        if comparison["primary"] is not None:
+            servers = comparison["servers"]
+            body.append(f"<h2>Median {html.escape(primary.name)} ({html.escape(primary.unit)}; "
+                        f"{html.escape(primary.better.value)} is better; ratio {html.escape(servers[1])} / "
+                        f"{html.escape(servers[0])})</h2>" + comparison["primary"].to_html(float_format="%.4f",
+                                                                                          na_rep="-"))
+            if comparison["plans"] is not None:
+                body.append("<h2>Plan structure</h2>" + comparison["plans"].to_html(na_rep="-"))
+            for counter, table in comparison["counters"].items():
+                body.append(f"<h2>{html.escape(counter)} (median delta; absent: the server has no such counter)</h2>"
+                            + table.to_html(float_format="%.0f", na_rep="absent"))
+        else:
+            body.append("<p>Nothing to compare: the runs have no measured unit in common.</p>")
+        return _page(f"{result['study']}: compare", *body)
+
+    @app.get("/api/runs")
+    def runs_json() -> dict[str, Any]:
+        return {"runs": runs_of(_store())}
+
+    return app
+
