@@ -16,6 +16,18 @@ from typing import Any
 from mysqlbench.studies.report import _pyplot, report_dir
 
 
+def inline_svg(fig) -> str:
+    """A matplotlib figure as an inline ``<svg>`` element (closed afterwards); element ``gid``s
+    become SVG ids a test or a link can find."""
+    plt = _pyplot()
+    fig.tight_layout()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg")
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
 def _svg(series: dict[str, Any]) -> str:
     plt = _pyplot()
     runs = series["runs"]
@@ -46,12 +58,7 @@ def _svg(series: dict[str, Any]) -> str:
     ax.set_ylabel(f"{series['metric']}, {series['unit']} ({series['better']} is better)")
     ax.set_title(series["label"], fontsize=9)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return inline_svg(fig)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:

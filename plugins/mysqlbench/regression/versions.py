@@ -323,8 +323,7 @@ def write_trend(result: dict[str, Any], *, dag_id: str, run_id: str, note: str =
 
 
 def _trend_svg(result: dict[str, Any], subject: str) -> str:
-    import io
-
+    from mysqlbench.regression.report import inline_svg
     from mysqlbench.studies.report import _pyplot
 
     plt = _pyplot()
@@ -346,9 +345,4 @@ def _trend_svg(result: dict[str, Any], subject: str) -> str:
     ax.set_ylabel(f"{result['primary_metric']}, {result['unit']} ({result['better']} is better)")
     ax.set_title(f"{result['study']} {subject}: median per server version", fontsize=9)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return inline_svg(fig)
