@@ -445,6 +445,8 @@ def test_backfill_across_server_versions(clone):
             runs = _wait(finished, 1500, "the backfill's three runs", env["_proc"], lambda: _standalone_state(clone))
             study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith("versions_probe__")]
             _check_benchmark_pages(clone, env, sorted(r["run_id"] for r in study_runs))
+            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):  # each stopped after its measurement
+                assert json.loads(run(clone, f"bin/mysqlbench target status {name}").stdout)["running"] is False
         finally:
             for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):
                 subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,

@@ -16,7 +16,8 @@ class MeasureVersionOperator(TriggerDagRunOperator):
     """Pick the server current at the logical date, start its managed target, and trigger the
     study on it, unless that spec, server version and host were measured already (a valid run in
     the results store, or a study run another run of this DAG started): then the task is skipped
-    and says why. The study run's id is derived from what it measures, so two runs of this DAG that
+    and says why. A server it started is stopped again when it is not needed or its study run is
+    over. The study run's id is derived from what it measures, so two runs of this DAG that
     pick one server cannot both start it; ``max_active_tis_per_dag=1`` makes the check and the
     trigger one step across the backfill's concurrent runs."""
 
@@ -38,6 +39,7 @@ class MeasureVersionOperator(TriggerDagRunOperator):
         study, ti = spec.suite[0].study, context["ti"]
         flavor = context["params"]["flavor"]
         when = context.get("logical_date") or context["dag_run"].run_after
+        provisioned = None
         try:
             entry = versions.pick(flavor, when)
             provisioned = versions.provision(entry, spec.versions)
@@ -59,11 +61,26 @@ class MeasureVersionOperator(TriggerDagRunOperator):
                                                "this DAG started")
                 attempt += 1  # that study run failed: measure again under the next id
         except versions.NotMeasured as exc:
+            if provisioned and provisioned["started"]:  # started only to learn its exact version
+                versions.stand_down(provisioned["name"], provisioned["conn_id"])
             ti.xcom_push(key="outcome", value={"measured": False, "why": str(exc)})
             raise AirflowSkipException(str(exc)) from None
         log.info("measuring %s (current %s at %s, %s line) on %s as %s.%s", what, entry.released, when.date(), flavor,
                  provisioned["conn_id"], study, run_id)
         ti.xcom_push(key="outcome", value={"measured": True, "server": entry.id, "version": provisioned["version"],
-                                           "study_run_id": run_id, "target": provisioned["conn_id"]})
+                                           "study_run_id": run_id, "target": provisioned["conn_id"],
+                                           "target_name": provisioned["name"], "started": provisioned["started"]})
         self.trigger_run_id, self.conf = run_id, conf
         return super().execute(context)
+
+    def execute_complete(self, context, event):
+        """Back from waiting for the study run: its outcome decides the task, and the server this
+        task started is stopped either way."""
+        from mysqlbench.regression import versions
+
+        try:
+            return super().execute_complete(context, event)
+        finally:
+            outcome = context["ti"].xcom_pull(task_ids=self.task_id, key="outcome") or {}
+            if outcome.get("started"):
+                versions.stand_down(outcome["target_name"], outcome["target"])

@@ -112,6 +112,7 @@ def provision(entry: servers.CatalogServer, versions, store=None) -> dict[str, A
     server = ManagedServer(ManagedSpec.load(where["name"]))
     hold = Hold(store or ResultsStore.from_airflow(), target_resources(target), f"provision {entry.id}").acquire(3600)
     try:
+        started = not server.is_running()
         server.start(holder=hold.token)
         if not server.login_works(target.password):
             server.set_benchmark_password(target.password)
@@ -125,8 +126,23 @@ def provision(entry: servers.CatalogServer, versions, store=None) -> dict[str, A
         info, variables = server_info(conn), server_variables(conn)
     finally:
         conn.close()
-    return {**where, "server": entry.id, "flavor": info.flavor, "version": info.version_string,
+    return {**where, "server": entry.id, "flavor": info.flavor, "version": info.version_string, "started": started,
             "datadir": variables.get("datadir", ""), "tmpdir": variables.get("tmpdir", "")}
+
+
+def stand_down(name: str, conn_id: str, store=None) -> None:
+    """Stop a version's managed target that ``provision`` started, once its study run is over (or
+    it was not needed): an idle server of one version must not share the host with the next
+    version's measurement. Under the target and host hold, so no point is cut short."""
+    from mysqlbench.results.store import ResultsStore
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.targets.hold import Hold, target_resources
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    resources = target_resources(TargetConnection.from_airflow(conn_id))
+    with Hold(store or ResultsStore.from_airflow(), resources, f"stop {name} after its measurement"):
+        ManagedServer(ManagedSpec.load(name)).stop()
+    log.info("stopped %s: its measurement is over", name)
 
 
 # -- already measured? -------------------------------------------------------------------------------
