@@ -1,0 +1,152 @@
+"""docker-compose.yaml as Docker Compose itself reads it (Debian's `docker-compose config`; no engine
+runs here and no image can be built), checked against what the project needs: Airflow's official
+CeleryExecutor stack, the repository mounted in every Airflow service, two workers on different
+queues with their own work directories, the targets, benchmark host and results database, secrets
+only from .env, and connections our own code accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mysqlbench.targets.connection import TargetConnection
+
+REPO = Path(__file__).resolve().parents[2]
+SECRETS = {"POSTGRES_PASSWORD": "pg-secret-1", "RESULTS_DB_PASSWORD": "results-secret-2",
+           "TARGET_PASSWORD": "target-secret-3", "TARGET_ROOT_PASSWORD": "root-secret-4",
+           "AIRFLOW_FERNET_KEY": "fernet-secret-5", "AIRFLOW_JWT_SECRET": "jwt-secret-6",
+           "BENCH_HOST_KEY": "AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyForTheTest"}
+AIRFLOW = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-worker",
+           "airflow-worker-bench", "airflow-triggerer", "airflow-init")
+
+
+def argv(command) -> list[str]:
+    """A service's command as a list (docker-compose 1.29 prints the string as written)."""
+    return shlex.split(command) if isinstance(command, str) else list(command)
+
+
+def mounts(service: dict) -> dict[str, str]:
+    """Container path -> source (a host path, or a named volume) of a service's volumes."""
+    out = {}
+    for volume in service.get("volumes", []):
+        if isinstance(volume, str):
+            source, target = volume.split(":")[:2]
+        else:
+            source, target = volume["source"], volume["target"]
+        out[target] = source
+    return out
+
+
+def compose_config(env: dict[str, str]) -> subprocess.CompletedProcess:
+    binary = shutil.which("docker-compose")
+    assert binary, "docker-compose is not installed (bin/setup installs Debian's)"
+    clean = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    return subprocess.run([binary, "--project-directory", str(REPO), "-f", str(REPO / "docker-compose.yaml"),
+                           "config"], capture_output=True, text=True, env={**clean, **env}, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    done = compose_config(SECRETS)
+    assert done.returncode == 0, done.stderr
+    return yaml.safe_load(done.stdout)
+
+
+def test_compose_refuses_to_start_without_the_secrets():
+    done = compose_config({k: v for k, v in SECRETS.items() if k != "TARGET_PASSWORD"})
+    assert done.returncode != 0 and "set it in .env" in done.stderr
+
+
+def test_the_official_celery_stack_plus_targets_host_and_results_database(config):
+    services = config["services"]
+    assert set(AIRFLOW) | {"postgres", "redis", "results-db", "mariadb", "mysql", "bench-host"} == set(services)
+    for name in AIRFLOW:
+        env = services[name]["environment"]
+        assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor", name
+        assert env["AIRFLOW__CELERY__BROKER_URL"].startswith("redis://:@redis:6379/"), name
+        assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://airflow:pg-secret-1@postgres/")
+        assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
+        mounted = mounts(services[name])
+        for part in ("dags", "plugins", "include"):  # the repository's layout: include/configs beside plugins/
+            assert mounted[f"/opt/mysqlbench/{part}"] == str(REPO / part), (name, part)
+        assert env["PYTHONPATH"] == "/opt/mysqlbench/plugins" and env["AIRFLOW__CORE__PLUGINS_FOLDER"] == \
+            "/opt/mysqlbench/plugins" and env["AIRFLOW__CORE__DAGS_FOLDER"] == "/opt/mysqlbench/dags"
+        assert services[name]["build"]["dockerfile"] == "docker/airflow.Dockerfile"
+    commands = {name: argv(services[name]["command"]) for name in AIRFLOW if name != "airflow-init"}
+    assert commands["airflow-apiserver"] == ["api-server"] and commands["airflow-dag-processor"] == ["dag-processor"]
+    assert commands["airflow-scheduler"] == ["scheduler"] and commands["airflow-triggerer"] == ["triggerer"]
+
+
+def test_two_workers_on_their_own_queues_and_work_directories(config):
+    services = config["services"]
+    queues, work = {}, {}
+    for name in ("airflow-worker", "airflow-worker-bench"):
+        command = argv(services[name]["command"])
+        assert command[:2] == ["celery", "worker"]
+        queues[name] = command[command.index("--queues") + 1]
+        work[name] = mounts(services[name])["/opt/mysqlbench/work"]
+        assert work[name] in config["volumes"]  # a named volume of its own, not a host directory
+        assert services[name]["environment"]["MYSQLBENCH_WORK_DIR"] == "/opt/mysqlbench/work"
+    assert queues == {"airflow-worker": "default", "airflow-worker-bench": "bench_host"}
+    assert len(set(work.values())) == 2  # no work directory shared through a disk
+    assert all("/opt/mysqlbench/work" not in mounts(services[n]) for n in AIRFLOW if n not in queues)
+
+
+def test_connections_are_ones_our_code_accepts_and_secrets_come_from_env(config):
+    env = config["services"]["airflow-worker"]["environment"]
+    targets = {}
+    for key in ("AIRFLOW_CONN_MYSQLBENCH_COMPOSE_MARIADB", "AIRFLOW_CONN_MYSQLBENCH_COMPOSE_MYSQL",
+                "AIRFLOW_CONN_MYSQLBENCH_BENCH_HOST"):
+        conn = json.loads(env[key])
+        targets[key] = TargetConnection.from_fields(key.removeprefix("AIRFLOW_CONN_").lower(), host=conn["host"],
+                                                    port=conn["port"], login=conn["login"], password=conn["password"],
+                                                    extra=conn["extra"])
+        assert targets[key].password == "target-secret-3"
+        assert targets[key].host in config["services"]  # a service of this stack
+    assert all(t.marked for t in targets.values())
+    bench = targets["AIRFLOW_CONN_MYSQLBENCH_BENCH_HOST"]
+    assert bench.ssh_conn_id == "mysqlbench_bench_host_ssh" and bench.control == "ssh"
+    ssh = json.loads(env["AIRFLOW_CONN_MYSQLBENCH_BENCH_HOST_SSH"])
+    assert ssh["host"] == "bench-host" and ssh["extra"]["host_key"] == SECRETS["BENCH_HOST_KEY"]  # pinned, checked
+    assert "no_host_key_check" not in ssh["extra"]
+    assert env["AIRFLOW_CONN_MYSQLBENCH_RESULTS"] == "postgresql://mysqlbench:results-secret-2@results-db:5432/mysqlbench"
+    # the file itself holds no secret: every password is a ${VAR:?...} from .env, listed in env.example
+    text = (REPO / "docker-compose.yaml").read_text()
+    assert not any(secret in text for secret in SECRETS.values())
+    required = set(re.findall(r"\$\{([A-Z_]+):\?", text))
+    listed = {line.split("=", 1)[0] for line in (REPO / "docker" / "env.example").read_text().splitlines()
+              if "=" in line and not line.startswith("#")}
+    assert required == set(SECRETS) and required <= listed
+
+
+def test_the_images_install_from_the_repository_files():
+    dockerfile = (REPO / "docker" / "airflow.Dockerfile").read_text()
+    pinned = re.search(r"^apache-airflow==(\S+)$", (REPO / "requirements.txt").read_text(), re.M).group(1)
+    assert f"FROM apache/airflow:{pinned}-python3.11" in dockerfile
+    for name in ("requirements.txt", "constraints.txt", "requirements-nodeps.txt"):
+        assert name in dockerfile and (REPO / name).exists()
+    assert "-c /opt/mysqlbench/constraints.txt" in dockerfile and "--require-hashes" in dockerfile
+    for path in re.findall(r"COPY (?:--\S+ )?((?:docker/\S+ ?)+) ", (REPO / "docker" / "benchhost.Dockerfile").read_text()):
+        for name in path.split():
+            assert (REPO / name).exists(), name
+    assert (REPO / "docker" / "targets" / "grant.sql").exists()
+
+
+def test_the_ssh_key_script_makes_the_pinned_host_key_and_the_client_key(tmp_path):
+    (tmp_path / "docker").mkdir()
+    script = shutil.copy2(REPO / "docker" / "make-ssh-keys.sh", tmp_path / "docker")
+    done = subprocess.run([script], capture_output=True, text=True, check=True)
+    line = done.stdout.strip()
+    host_pub = (tmp_path / "docker" / "ssh" / "host" / "ssh_host_ed25519_key.pub").read_text().split()
+    assert line == f"BENCH_HOST_KEY={host_pub[1]}" and host_pub[0] == "ssh-ed25519"
+    client_pub = (tmp_path / "docker" / "ssh" / "client" / "id_ed25519.pub").read_text()
+    assert (tmp_path / "docker" / "ssh" / "host" / "authorized_keys").read_text() == client_pub
+    assert subprocess.run([script], capture_output=True, text=True, check=True).stdout == done.stdout  # idempotent
