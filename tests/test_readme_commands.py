@@ -52,7 +52,7 @@ COVERED = {
         "test_server_commands (SF 0.01)",
     "bin/mysqlbench history tpch_power": "test_server_commands",
     "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'": "test_server_commands",
-    "bin/mysqlbench versions prepare": "test_backfill_across_server_versions (its spec named)",
+    "bin/mysqlbench versions prepare": "test_backfill_across_server_versions",
     "bin/airflow backfill create --dag-id tpch_power_across_versions --from-date 2015-01-01 --to-date 2026-12-01":
         "test_backfill_across_server_versions (versions_probe, 2023-2025)",
     "make down": "test_make_down",
@@ -428,9 +428,13 @@ def test_backfill_across_server_versions(clone):
     extra = {"MYSQLBENCH_REGRESSION_DIRS": str(SUPPORT / "regression")}
     with _standalone(clone, paused=True, **extra) as env:
         try:
-            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare versions_probe", **extra).stdout)
-            assert {t["server"]: t["port"] for t in prepared["targets"]} == {
+            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare", **extra).stdout)  # as the README
+            by_spec: dict[str, dict[str, int]] = {}
+            for t in prepared["targets"]:
+                by_spec.setdefault(t["regression"], {})[t["server"]] = t["port"]
+            assert by_spec["versions_probe"] == {
                 "mariadb-10.5": 3400, "mariadb-10.11": 3401, "mariadb-11.8": 3402, "mysql-9.7": 3403}
+            assert by_spec["tpch_power_across_versions"]["mariadb-11.8"] == 3372  # the shipped spec's, defined only
             for dag_id in ("tpch_power", "versions_probe"):
                 _parsed(clone, env, dag_id)
                 _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()

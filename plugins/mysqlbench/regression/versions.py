@@ -214,7 +214,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
 
     from mysqlbench.regression.history import STUDY_SUITE_TASK
     from mysqlbench.results.store import samples, validations
-    from mysqlbench.studies.compare import as_records, compare, frame_of_runs, setting_of
+    from mysqlbench.studies.compare import as_records, compare, frame_of_runs, server_of, setting_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
 
@@ -249,8 +249,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     for position, server_id in enumerate(order, start=1):
         run_id = newest[server_id][0]
         first = per_run[run_id][0]
-        short = re.match(r"\d+(\.\d+)*", first["server_version"] or "")
-        label = f"{position:02d} {first['server_flavor']} {short.group(0) if short else first['server_version']}"
+        label = f"{position:02d} {server_of(first)}"
         labelled.append((label, per_run[run_id]))
         versions.append({"label": label, "server_id": server_id, "released": str(released(server_id)),
                          "flavor": first["server_flavor"], "version": first["server_version"], "run_id": run_id,

@@ -67,6 +67,13 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
             "plans": plan_table, "better": primary.better.value}
 
 
+def server_of(row: dict[str, Any]) -> str:
+    """A recorded row's server as compared: flavor and numeric version ("mariadb 10.11.19")."""
+    version = row.get("server_version") or "?"
+    number = re.match(r"\d+(?:\.\d+)*", version)
+    return f"{row.get('server_flavor') or '?'} {number.group(0) if number else version}"
+
+
 def frame_of_runs(runs: list[tuple[str, list[dict[str, Any]]]], primary: Metric) -> tuple[pd.DataFrame, list[dict]]:
     """Several recorded runs as one execution frame for ``compare``: each run's measure_point
     sample rows under its label (``runs``: (label, rows) in the order to compare them; labels must

@@ -124,7 +124,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from mysqlbench.results.store import samples
-    from mysqlbench.studies.compare import compare, frame_of_runs
+    from mysqlbench.studies.compare import compare, frame_of_runs, server_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
 
@@ -146,8 +146,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     labelled = []
     for letter, run_id in (("A", run_a), ("B", run_b)):
         first = rows[run_id][0]
-        short = re.match(r"\d+(\.\d+)*", first["server_version"] or "")
-        label = f"{letter}: {first['server_flavor']} {short.group(0) if short else first['server_version']}"
+        label = f"{letter}: {server_of(first)}"
         labelled.append((label, rows[run_id]))
         lineage.append({"run": letter, "run_id": run_id, "server": f"{first['server_flavor']} {first['server_version']}",
                         "spec_hash": first["spec_hash"][:12], "dataset_id": first["dataset_id"],
