@@ -13,6 +13,7 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import Asset, dag, get_current_context, task, teardown
 
+from mysqlbench.studies.factory import bench_queue
 from mysqlbench.studies.form import model_params
 from mysqlbench.workloads.tpcc.models import TpccLoadParams
 
@@ -42,6 +43,7 @@ def _step(name: str):
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
+    default_args=bench_queue(),  # every step touches the target or its files: the benchmark host's worker
     tags=["mysqlbench", "tpcc", "dataset"],
     doc_md=__doc__,
     params=model_params(TpccLoadParams, {"warehouses": 1, "target_conn_id": "mysqlbench_demo"}, "Load"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import Asset, dag, get_current_context, task, teardown
 
+from mysqlbench.studies.factory import bench_queue
 from mysqlbench.studies.form import model_params
 from mysqlbench.workloads.tpch.models import TpchLoadParams
 
@@ -41,6 +42,7 @@ def _step(name: str):
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
+    default_args=bench_queue(),  # every step touches the target or its files: the benchmark host's worker
     tags=["mysqlbench", "tpch", "dataset"],
     doc_md=__doc__,
     params=model_params(TpchLoadParams, {"scale_factor": 0.1, "target_conn_id": "mysqlbench_demo"}, "Load"),

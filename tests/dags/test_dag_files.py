@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +40,29 @@ def test_every_dag_file_passes_the_dag_processors_safe_mode():
 
     skipped = [f.name for f in sorted((REPO / "dags").glob("*.py")) if not might_contain_dag_via_default_heuristic(str(f))]
     assert skipped == []
+
+
+def test_the_benchmark_hosts_tasks_go_to_its_queue(monkeypatch, airflow_db):
+    """MYSQLBENCH_BENCH_QUEUE (a deployment's setting, read at parse time) sends every task that
+    touches a target or its host to that queue, and nothing else; a bad name is refused."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.studies.factory import bench_queue
+
+    monkeypatch.setenv("MYSQLBENCH_BENCH_QUEUE", "bench_host")
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    assert not bag.import_errors
+    on_host = {"check_spec", "ensure_dataset", "measure_point", "restore_target"}
+    for dag_id in ("tpch_power", "sysbench_cpu", "tpcc_bp_sweep_study"):
+        queues = {t.task_id: t.queue for t in bag.dags[dag_id].tasks}
+        assert {t for t, q in queues.items() if q == "bench_host"} == on_host, dag_id
+        assert bag.dags[dag_id].get_task("restore_target").is_teardown
+    assert {t.queue for t in bag.dags["tpch_load"].tasks} == {"bench_host"}
+    assert {t.task_id for t in bag.dags["tpch_power_across_versions"].tasks if t.queue == "bench_host"} == \
+        {"measure_version"}
+    monkeypatch.delenv("MYSQLBENCH_BENCH_QUEUE")
+    assert bench_queue() == {}
+    monkeypatch.setenv("MYSQLBENCH_BENCH_QUEUE", "bench host; rm -rf /")
+    with pytest.raises(InvalidInput, match="MYSQLBENCH_BENCH_QUEUE"):
+        bench_queue()

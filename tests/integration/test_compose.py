@@ -73,6 +73,8 @@ def test_the_official_celery_stack_plus_targets_host_and_results_database(config
         assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor", name
         assert env["AIRFLOW__CELERY__BROKER_URL"].startswith("redis://:@redis:6379/"), name
         assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://airflow:pg-secret-1@postgres/")
+        # the driver named: SQLAlchemy 2.1's plain postgresql:// means psycopg 3, which is not installed
+        assert env["AIRFLOW__CELERY__RESULT_BACKEND"].startswith("db+postgresql+psycopg2://airflow:pg-secret-1@postgres/")
         assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
         mounted = mounts(services[name])
         for part in ("dags", "plugins", "include"):  # the repository's layout: include/configs beside plugins/

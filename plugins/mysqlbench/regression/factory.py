@@ -90,8 +90,10 @@ def build_regression_dag(spec: RegressionSpec, path: Path) -> DAG:
             context = get_current_context()
             studies = _studies_from_context(spec_data)
             thresholds = RegressionSpec.model_validate(spec_data).thresholds
-            result = report.write(run_analysis(ResultsStore.from_airflow(), studies, thresholds),
+            store = ResultsStore.from_airflow()
+            result = report.write(run_analysis(store, studies, thresholds),
                                   dag_id=context["dag"].dag_id, run_id=context["run_id"])
+            store.keep_report(context["dag"].dag_id, Path(result["html"]).parent)  # for the UI, wherever it runs
             log.info("regression report: %s (json: %s)\n%s", result["html"], result["json"], result["summary"])
             return result
 
@@ -129,6 +131,7 @@ def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
 
     from mysqlbench.regression import versions
     from mysqlbench.regression.operators import MeasureVersionOperator
+    from mysqlbench.studies.factory import bench_queue
 
     spec_data = spec.model_dump(mode="json", by_alias=True)
     events = [pendulum.instance(d) for d in versions.release_events()]
@@ -164,15 +167,17 @@ def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
             note = (f"This run measured {outcome['server']} ({outcome['version']}) as {study} run "
                     f"{outcome['study_run_id']}." if outcome.get("measured") else
                     f"This run measured nothing: {outcome.get('why', 'no outcome recorded')}.")
-            result = versions.write_trend(versions.trend(ResultsStore.from_airflow(), study, context["dag"].dag_id),
+            store = ResultsStore.from_airflow()
+            result = versions.write_trend(versions.trend(store, study, context["dag"].dag_id),
                                           dag_id=context["dag"].dag_id, run_id=context["run_id"], note=note)
+            store.keep_report(context["dag"].dag_id, Path(result["html"]).parent)
             log.info("%s\ntrend report: %s (json: %s); versions: %s; plan changes: %d", note, result["html"],
                      result["json"], ", ".join(result["versions"]) or "none yet", result["plan_changes"])
             return result
 
         measured = MeasureVersionOperator(
             task_id="measure_version", spec_data=spec_data, poke_interval=spec.wait_poke_s, retries=0,
-            execution_timeout=dt.timedelta(seconds=spec.study_timeout_s))
+            execution_timeout=dt.timedelta(seconds=spec.study_timeout_s), **bench_queue())  # it starts servers
         check_suite() >> measured >> trend_report()
     return dag
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,20 @@ def target_pool(conn_id: str) -> str:
     """One Airflow pool per configured target, one slot: points on a target never overlap within
     this deployment (the server-side lock covers other deployments and overridden targets)."""
     return f"target_{conn_id}"
+
+
+def bench_queue() -> dict[str, str]:
+    """Operator arguments for the tasks that touch a target or its host (check, dataset, points,
+    restore): ``MYSQLBENCH_BENCH_QUEUE`` names the executor queue of the worker on, or reaching, the
+    benchmark host (a Celery deployment routes them there; the dataset files, restore journal and
+    managed servers live in that worker's work directory). Unset: Airflow's default queue. Read
+    when the DAG is parsed, so the dag-processor's environment decides."""
+    queue = os.environ.get("MYSQLBENCH_BENCH_QUEUE", "").strip()
+    if not queue:
+        return {}
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", queue):
+        raise InvalidInput(f"MYSQLBENCH_BENCH_QUEUE={queue!r}: a queue name is letters, digits, '_', '.', '-'")
+    return {"queue": queue}
 
 
 def study_asset(study: str) -> Asset:
@@ -68,6 +84,7 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
     study = spec.study
     workload = workload_class(spec.workload)
     asset = study_asset(study)
+    on_host = bench_queue()
     defaults = {"retries": spec.retries, "retry_delay": dt.timedelta(seconds=spec.retry_delay_s)}
     with DAG(
         dag_id=study,
@@ -82,13 +99,13 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         doc_md=f"**{study}** ({workload.label}): {spec.description}\n\nSpec: `{path}`.",
     ) as dag:
 
-        @task(retries=0)
+        @task(retries=0, **on_host)
         def check_spec() -> dict:
             from mysqlbench.studies import steps
 
             return steps.check_spec(study, get_current_context()["params"])
 
-        @task
+        @task(**on_host)
         def ensure_dataset(spec_data: dict) -> dict:
             from mysqlbench.studies import steps
 
@@ -132,8 +149,9 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         measured = MeasurePointOperator.partial(
             task_id="measure_point", study=study, pool=target_pool(spec.target), max_active_tis_per_dag=1,
             map_index_template="{{ point_label }}", execution_timeout=dt.timedelta(seconds=spec.point_timeout_s),
+            **on_host,
         ).expand_kwargs(points)
-        restored = restore_target(spec_data)
+        restored = restore_target.override(**on_host)(spec_data)
         data >> restored
         measured >> restored
         checked = validate(spec_data, data)
