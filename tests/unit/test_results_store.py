@@ -132,7 +132,7 @@ def test_store_is_at_the_newest_migration(store):
     config.set_main_option("script_location", str(MIGRATIONS))
     with store.engine.connect() as conn:
         version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
-    assert version == ScriptDirectory.from_config(config).get_current_head() == "0003"
+    assert version == ScriptDirectory.from_config(config).get_current_head() == "0004"
 
 
 def test_a_store_written_by_the_first_release_upgrades_with_its_rows_intact(tmp_path):
@@ -186,3 +186,23 @@ def test_a_time_series_round_trips_and_summarises_after_rampup(store):
 def test_non_finite_values_are_refused(store):
     with pytest.raises(ValueError, match="non-finite"):
         store.record(lineage(), [Sample("load_seconds", float("nan"), "s")])
+
+
+def test_a_report_folder_is_kept_whole_and_replaced_by_a_retry(tmp_path):
+    """The report's files go to the store (the UI reads them there, from another machine than the
+    worker); a retry of the report task replaces the folder, leaving no file of the earlier try."""
+    store = ResultsStore(f"sqlite:///{tmp_path / 'r.db'}")
+    folder = tmp_path / "reports" / "tpch_power" / "run_1"
+    folder.mkdir(parents=True)
+    (folder / "index.html").write_text("<h1>first</h1>")
+    (folder / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    assert store.keep_report("tpch_power", folder) == 2
+    assert store.report_file("tpch_power", "run_1", "chart.png") == b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    (folder / "chart.png").unlink()
+    (folder / "index.html").write_text("<h1>retry</h1>")
+    (folder / "trend.json").write_text("{}")
+    assert store.keep_report("tpch_power", folder) == 2
+    assert store.report_file("tpch_power", "run_1", "index.html") == b"<h1>retry</h1>"
+    assert store.report_file("tpch_power", "run_1", "chart.png") is None
+    assert store.report_file("other_dag", "run_1", "index.html") is None
+    assert [r["run"] for r in store.reports_with("trend.json")] == ["run_1"]

@@ -142,6 +142,16 @@ holds = sa.Table(
     sa.Column("lease_until", sa.Float, nullable=False),
 )
 
+# a report's files (HTML, charts, JSON), so a UI on another machine than the worker can show it
+report_files = sa.Table(
+    "report_files", metadata,
+    sa.Column("dag_id", sa.String(250), primary_key=True),
+    sa.Column("run_dir", sa.String(250), primary_key=True),   # the report folder's name: the run id, made safe
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("content", sa.LargeBinary, nullable=False),
+    sa.Column("written_at", sa.DateTime(timezone=True), nullable=False),
+)
+
 _TASK_TABLES = (samples, validations)
 
 
@@ -209,6 +219,9 @@ class Validation:
     failures: list[dict[str, Any]]
 
 
+PG_MIGRATION_LOCK = 0x6d7973716c62  # pg_advisory_xact_lock key of the store's migrations ("mysqlb")
+
+
 def default_url() -> str:
     return f"sqlite:///{paths.work_dir() / 'results.db'}"
 
@@ -247,7 +260,8 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 @contextlib.contextmanager
 def _migration_lock(engine: sa.engine.Engine):
     """Processes that open a new SQLite store at once must not both create its tables: a lock file
-    beside the database serialises them. Server databases serialise DDL themselves."""
+    beside the database serialises them. PostgreSQL's are serialised by an advisory lock taken in
+    the migrating transaction (``migrate``)."""
     if engine.url.get_backend_name() != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
         yield
         return
@@ -271,6 +285,8 @@ def migrate(engine: sa.engine.Engine) -> str:
     config.set_main_option("script_location", str(MIGRATIONS))
     head = ScriptDirectory.from_config(config).get_current_head()
     with _migration_lock(engine), engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # two workers opening a new store at once: one creates it
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_MIGRATION_LOCK})
         current = MigrationContext.configure(conn).get_current_revision()
         if current == head:
             return head
@@ -346,6 +362,34 @@ class ResultsStore:
                 conn.execute(samples.insert(), sample_rows)
             if validation_rows:
                 conn.execute(validations.insert(), validation_rows)
+
+    # -- report files: a report folder, replaced whole -----------------------------------------
+    def keep_report(self, dag_id: str, directory: Path) -> int:
+        """Store a report folder's files (its name is the run's), replacing what an earlier try of
+        the same run stored; returns how many."""
+        files = sorted(p for p in directory.iterdir() if p.is_file())
+        now = _now()
+        with self.engine.begin() as conn:
+            conn.execute(report_files.delete().where(report_files.c.dag_id == dag_id,
+                                                     report_files.c.run_dir == directory.name))
+            if files:
+                conn.execute(report_files.insert(), [{"dag_id": dag_id, "run_dir": directory.name, "name": p.name,
+                                                      "content": p.read_bytes(), "written_at": now} for p in files])
+        return len(files)
+
+    def report_file(self, dag_id: str, run_dir: str, name: str) -> bytes | None:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(report_files.c.content).where(
+                report_files.c.dag_id == dag_id, report_files.c.run_dir == run_dir,
+                report_files.c.name == name)).scalar()
+
+    def reports_with(self, name: str) -> list[dict[str, Any]]:
+        """Every stored report folder holding a file ``name`` (say trend.json), newest first."""
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(report_files.c.dag_id, report_files.c.run_dir, report_files.c.written_at)
+                                 .where(report_files.c.name == name)
+                                 .order_by(report_files.c.written_at.desc())).all()
+        return [{"dag_id": d, "run": r, "written_at": w} for d, r, w in found]
 
     def rows(self, table: sa.Table, **where: Any) -> list[dict[str, Any]]:
         query = sa.select(table)

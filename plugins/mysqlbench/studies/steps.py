@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from mysqlbench.errors import MysqlbenchError
@@ -201,7 +202,9 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
                        frame=frame, series=series, plans=plans,
                        validation=validation, flags=validation.get("flags", []), metadata=metadata,
                        extra_tables=workload.report_tables(rows, frame))
-    log.info("report%s: %s (summary: %s)", "" if out["valid"] else " (INVALID)", out["html"], out["summary"])
+    stored = recorder.store.keep_report(ti.dag_id, Path(out["dir"]))  # the UI reads it there, from any machine
+    log.info("report%s: %s (summary: %s; %d files kept in the results store)", "" if out["valid"] else " (INVALID)",
+             out["html"], out["summary"], stored)
     for sentence in out["findings"]:
         log.info("finding: %s", sentence)
     return out

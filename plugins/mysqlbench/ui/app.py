@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from mysqlbench import paths
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
 FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
 RUN_DIR = re.compile(r"[^A-Za-z0-9_.-]+")
+MEDIA = {"html": "text/html; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json"}
 STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
          "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}"
          "iframe{width:100%;height:85vh;border:1px solid #ccc}</style>")
@@ -71,10 +72,6 @@ def _reports_root() -> Path:
     return (paths.work_dir() / "reports").resolve()
 
 
-def _report_dir(dag_id: str, run_id: str) -> Path:
-    return _reports_root() / dag_id / RUN_DIR.sub("_", run_id)
-
-
 def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     """Every study run in the store, per study DAG, newest first: when it measured, the servers,
     and its validity (valid, INVALID, or not validated yet)."""
@@ -107,15 +104,36 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     return dict(sorted(out.items()))
 
 
-def other_reports() -> list[dict[str, str]]:
-    """The cross-version trend and regression reports on disk, newest first."""
+def other_reports(store) -> list[dict[str, Any]]:
+    """The cross-version trend and regression reports, newest first: those kept in the results
+    store (written by a worker anywhere), then any only on this machine's disk."""
     root = _reports_root()
-    found = []
+    found: dict[tuple[str, str], dict[str, Any]] = {}
     for kind, marker in (("across versions", "trend.json"), ("regression", "regression.json")):
+        for row in store.reports_with(marker):
+            found[(row["dag_id"], row["run"])] = {"kind": kind, "dag_id": row["dag_id"], "run": row["run"],
+                                                  "when": _epoch(row["written_at"])}
         for path in root.glob(f"*/*/{marker}"):
-            found.append({"kind": kind, "dag_id": path.parent.parent.name, "run": path.parent.name,
-                          "mtime": path.stat().st_mtime})
-    return sorted(found, key=lambda r: r["mtime"], reverse=True)
+            key = (path.parent.parent.name, path.parent.name)
+            found.setdefault(key, {"kind": kind, "dag_id": key[0], "run": key[1], "when": path.stat().st_mtime})
+    return sorted(found.values(), key=lambda r: r["when"], reverse=True)
+
+
+def _epoch(when) -> float:
+    """A stored timestamp in seconds (SQLite hands it back without a time zone; it was UTC)."""
+    import datetime as dt
+
+    return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+def report_bytes(store, dag_id: str, run_dir: str, name: str) -> bytes | None:
+    """One report file: from the results store, else from this machine's reports folder."""
+    content = store.report_file(dag_id, run_dir, name)
+    if content is not None:
+        return content
+    root = _reports_root()
+    path = (root / dag_id / run_dir / name).resolve()
+    return path.read_bytes() if root in path.parents and path.is_file() else None
 
 
 def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
@@ -169,7 +187,7 @@ def create_app() -> FastAPI:
         base = _base(request)
         store = _store()
         body = ["<h1>Benchmarks</h1>", f"<p>Results store: {html.escape(store.describe())}</p>"]
-        reports = other_reports()
+        reports = other_reports(store)
         if reports:
             body.append("<h2>Across versions and regression reports</h2><table><tr><th>report</th><th>DAG</th>"
                         "<th>run</th></tr>" + "".join(
@@ -193,16 +211,17 @@ def create_app() -> FastAPI:
     def run_page(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
         _name(dag_id, "DAG id")
         _name(run_id, "run id")
-        report = _report_dir(dag_id, run_id) / "index.html"
-        validity = next((r for r in runs_of(_store()).get(dag_id, []) if r["run_id"] == run_id), None)
+        run_dir = RUN_DIR.sub("_", run_id)
+        store = _store()
+        validity = next((r for r in runs_of(store).get(dag_id, []) if r["run_id"] == run_id), None)
         head = [f"<h1>{html.escape(dag_id)} / {html.escape(run_id)}</h1>"]
         if validity:
             head.append(f"<p class='{'ok' if validity['validity'] == 'valid' else 'bad'}'>"
                         f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
                         "</p>")
-        if not report.exists():
+        if report_bytes(store, dag_id, run_dir, "index.html") is None:
             return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
-        src = f"{_base(request)}/reports/{dag_id}/{report.parent.name}/index.html"
+        src = f"{_base(request)}/reports/{dag_id}/{run_dir}/index.html"
         return _page(run_id, *head, f"<p><a href='{html.escape(src)}'>open the report alone</a></p>",
                      f"<iframe title='report' src='{html.escape(src)}'></iframe>")
 
@@ -212,11 +231,10 @@ def create_app() -> FastAPI:
         _name(run_dir, "run directory")
         if not FILE.fullmatch(name):
             raise HTTPException(status_code=400, detail="not a report file")
-        root = _reports_root()
-        path = (root / dag_id / run_dir / name).resolve()
-        if root not in path.parents or not path.is_file():
+        content = report_bytes(_store(), dag_id, run_dir, name)
+        if content is None:
             raise HTTPException(status_code=404, detail="no such report file")
-        return FileResponse(path)
+        return Response(content, media_type=MEDIA[name.rsplit(".", 1)[1]])
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(request: Request, dag_id: str = Query(...), a: str = Query(...),
