@@ -77,11 +77,9 @@ def test_every_readme_command_is_run_by_a_test():
     assert [c for c in commands if c not in COVERED] == []
 
 
-@pytest.fixture(scope="module")
-def clone(session_dir):
-    """A fresh copy of the working tree, as `git clone` would give (plus uncommitted files), where
-    the managed servers' OS user can reach it."""
-    root = session_dir / "clone" / "mysqlbench"
+def fresh_clone(root: Path) -> Path:
+    """A fresh copy of the working tree at ``root``, as `git clone` would give (plus uncommitted
+    files), where the managed servers' OS user can reach it."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
                            check=True).stdout.decode().split("\0")
     for name in filter(None, files):
@@ -90,6 +88,12 @@ def clone(session_dir):
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
     (root / ".venv").symlink_to(REPO / ".venv")
+    return root
+
+
+@pytest.fixture(scope="module")
+def clone(session_dir):
+    root = fresh_clone(session_dir / "clone" / "mysqlbench")
     yield root
     for name in ("demo", "bench"):
         subprocess.run([str(root / "bin" / "mysqlbench"), "target", "down", name], env=user_env(root),
