@@ -312,7 +312,7 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         def measuring():
             with admin.cursor() as cur:
                 cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
-                            "AND COMMAND = 'Query' AND INFO LIKE 'SELECT v FROM probe%%'")
+                            "AND COMMAND = 'Query' AND INFO LIKE 'SELECT SLEEP(0.2)%%'")
                 busy = cur.fetchone()[0]
             return journal.exists() and busy and json.loads(journal.read_text())
         state = _wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
