@@ -29,6 +29,13 @@ from conftest import EXTERNAL_MARKED_CONN
 REPO = Path(__file__).resolve().parents[1]
 QUEUES = {"default": "default", "bench": "bench_host"}
 TARGET_SIDE = {"check_spec", "ensure_dataset", "measure_point", "restore_target"}
+# what the compose file's Airflow services and this test's processes both set (value, or its prefix)
+SHARED_SETTINGS = {"AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+                   "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql+psycopg2://airflow:",
+                   "AIRFLOW__CELERY__BROKER_URL": "redis://:",
+                   "AIRFLOW__CELERY__RESULT_BACKEND": "db+postgresql+psycopg2://airflow:",
+                   "AIRFLOW_CONN_MYSQLBENCH_RESULTS": "postgresql://mysqlbench:",
+                   "MYSQLBENCH_BENCH_QUEUE": "bench_host"}
 CONF = {"scale_factor": 0.01, "queries": ["q03", "q06"], "repetitions": 2, "target_conn_id": EXTERNAL_MARKED_CONN}
 
 
@@ -38,16 +45,22 @@ def clone(session_dir) -> Path:
     return fresh_clone(session_dir / "celery-clone" / "mysqlbench")
 
 
+def compose_services() -> dict:
+    return yaml.safe_load((REPO / "docker-compose.yaml").read_text())["services"]
+
+
 def compose_worker_queues() -> dict[str, str]:
-    """The compose file's two workers and their queues, and the queue its common environment routes
-    the benchmark host's tasks to: what this test runs must be what the file deploys."""
-    services = yaml.safe_load((REPO / "docker-compose.yaml").read_text())["services"]
+    """The compose file's two workers and their queues: what this test runs must be what it deploys."""
+    services = compose_services()
     out = {}
     for name in ("airflow-worker", "airflow-worker-bench"):
         command = services[name]["command"].split()
         out[name] = command[command.index("--queues") + 1]
-    out["MYSQLBENCH_BENCH_QUEUE"] = services["airflow-scheduler"]["environment"]["MYSQLBENCH_BENCH_QUEUE"]
     return out
+
+
+def shares_settings(env: dict[str, str]) -> bool:
+    return all(str(env.get(k, "")).startswith(v) for k, v in SHARED_SETTINGS.items())
 
 
 @contextlib.contextmanager
@@ -79,6 +92,7 @@ def celery_deployment(clone, root: Path, target_conn_json: str):
                "AIRFLOW_CONN_MYSQLBENCH_RESULTS": pg.url("mysqlbench", "mysqlbench", passwords["mysqlbench"],
                                                          driver="postgresql"),
                f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": target_conn_json}
+        assert shares_settings(env)
         # as compose's airflow-init: the metadata database migrated (make setup does it) and the pool
         run(clone, "make setup", **env)
         run(clone, "bin/airflow pools set target_mysqlbench_demo 1 'one point at a time'", **env)
@@ -150,9 +164,13 @@ def _validation(store, run_id: str) -> tuple[bool, dict]:
     return bool(rows[0]["success"]), statistics
 
 
-def test_compose_and_this_test_deploy_the_same_queues():
-    assert compose_worker_queues() == {"airflow-worker": QUEUES["default"], "airflow-worker-bench": QUEUES["bench"],
-                                       "MYSQLBENCH_BENCH_QUEUE": QUEUES["bench"]}
+def test_compose_and_this_test_deploy_the_same_queues_and_settings():
+    assert compose_worker_queues() == {"airflow-worker": QUEUES["default"], "airflow-worker-bench": QUEUES["bench"]}
+    assert SHARED_SETTINGS["MYSQLBENCH_BENCH_QUEUE"] == QUEUES["bench"]
+    services = compose_services()
+    for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-worker",
+                 "airflow-worker-bench", "airflow-triggerer"):
+        assert shares_settings(services[name]["environment"]), name
 
 
 def test_a_tpch_study_across_two_celery_workers(clone, target, session_dir):
@@ -216,6 +234,7 @@ def test_a_tpch_study_across_two_celery_workers(clone, target, session_dir):
         assert not (services_work / "reports").exists()
         page = _get(base, "/mysqlbench/runs/tpch_power/celery_a", token)
         assert "valid;" in page and "/mysqlbench/reports/tpch_power/celery_a/index.html" in page
+        assert "/mysqlbench/runs/tpch_power/celery_a" in _get(base, "/mysqlbench/studies/tpch_power", token)
         report = _get(base, "/mysqlbench/reports/tpch_power/celery_a/index.html", token)
         assert "<h1>tpch_power" in report and "q03" in report
 

@@ -26,6 +26,7 @@ from mysqlbench import paths
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
 FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
 RUN_DIR = re.compile(r"[^A-Za-z0-9_.-]+")
+INDEX_RUNS = 50  # runs per study on the index page; /studies/{dag_id} lists them all
 MEDIA = {"html": "text/html; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json"}
 STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
          "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}"
@@ -102,6 +103,26 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     for runs in out.values():
         runs.sort(key=lambda r: r["measured_at"], reverse=True)
     return dict(sorted(out.items()))
+
+
+def _study_runs(base: str, dag_id: str, runs: list[dict[str, Any]], limit: int | None) -> list[str]:
+    """A study DAG's runs, newest first (the first ``limit`` of them, with a link to all), and a
+    form to compare two of them."""
+    shown = runs if limit is None else runs[:limit]
+    out = [f"<h2>{html.escape(dag_id)}</h2>"]
+    if len(runs) > 1:
+        out.append(f"<form action='{base}/compare' method='get'><input type='hidden' name='dag_id' "
+                   f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(runs, 1)}</select> with "
+                   f"<select name='b'>{_options(runs, 0)}</select> <button type='submit'>side by side</button></form>")
+    out.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
+        f"<tr><td><a href='{base}/runs/{html.escape(dag_id)}/{html.escape(r['run_id'])}'>{html.escape(r['run_id'])}"
+        f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
+        f"<td class='{'ok' if r['validity'] == 'valid' else 'bad'}'>{html.escape(r['validity'])}</td></tr>"
+        for r in shown) + "</table>")
+    if len(shown) < len(runs):
+        out.append(f"<p><a href='{base}/studies/{html.escape(dag_id)}'>all {len(runs)} runs of "
+                   f"{html.escape(dag_id)}</a></p>")
+    return out
 
 
 def other_reports(store) -> list[dict[str, Any]]:
@@ -195,17 +216,16 @@ def create_app() -> FastAPI:
                             f"'{base}/reports/{html.escape(r['dag_id'])}/{html.escape(r['run'])}/index.html'>"
                             f"{html.escape(r['run'])}</a></td></tr>" for r in reports[:30]) + "</table>")
         for dag_id, runs in runs_of(store).items():
-            body.append(f"<h2>{html.escape(dag_id)}</h2>")
-            if len(runs) > 1:
-                body.append(f"<form action='{base}/compare' method='get'><input type='hidden' name='dag_id' "
-                            f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(runs, 1)}</select> with "
-                            f"<select name='b'>{_options(runs, 0)}</select> <button type='submit'>side by side</button></form>")
-            body.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
-                f"<tr><td><a href='{base}/runs/{html.escape(dag_id)}/{html.escape(r['run_id'])}'>{html.escape(r['run_id'])}"
-                f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
-                f"<td class='{'ok' if r['validity'] == 'valid' else 'bad'}'>{html.escape(r['validity'])}</td></tr>"
-                for r in runs[:50]) + "</table>")
+            body.extend(_study_runs(base, dag_id, runs, limit=INDEX_RUNS))
         return _page("Benchmarks", *body)
+
+    @app.get("/studies/{dag_id}", response_class=HTMLResponse)
+    def study_page(dag_id: str, request: Request) -> HTMLResponse:
+        _name(dag_id, "DAG id")
+        runs = runs_of(_store()).get(dag_id)
+        if not runs:
+            raise HTTPException(status_code=404, detail="no recorded run of this DAG")
+        return _page(dag_id, *_study_runs(_base(request), dag_id, runs, limit=None))
 
     @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
     def run_page(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
@@ -219,6 +239,12 @@ def create_app() -> FastAPI:
             head.append(f"<p class='{'ok' if validity['validity'] == 'valid' else 'bad'}'>"
                         f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
                         "</p>")
+        others = [r for r in runs_of(store).get(dag_id, []) if r["run_id"] != run_id]
+        if others:
+            head.append(f"<form action='{_base(request)}/compare' method='get'><input type='hidden' name='dag_id' "
+                        f"value='{html.escape(dag_id)}'><input type='hidden' name='a' value='{html.escape(run_id)}'>"
+                        f"Compare this run with <select name='b'>{_options(others, 0)}</select> "
+                        "<button type='submit'>side by side</button></form>")
         if report_bytes(store, dag_id, run_dir, "index.html") is None:
             return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
         src = f"{_base(request)}/reports/{dag_id}/{run_dir}/index.html"
