@@ -14,14 +14,13 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import subprocess
 import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
-from services import free_port, start_postgres, start_redis
+from services import free_port, start_postgres, start_redis, stop_groups
 from test_readme_commands import _rest, _wait, fresh_clone, run, user_env
 
 from conftest import EXTERNAL_MARKED_CONN
@@ -123,14 +122,7 @@ def celery_deployment(clone, root: Path, target_conn_json: str):
         token = _rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
         yield base, token, env, workers, pg, passwords
     finally:
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stop_groups(procs)
         redis.stop()
         pg.stop()
 

@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from services import stop_groups
 
 from mysqlbench.regression.spec import load_regression
 
@@ -260,11 +261,7 @@ def _standalone(clone, paused: bool = False, **extra_env):
         yield env
     finally:
         env.pop("_proc", None)
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_groups([proc])
         log.close()
 
 
@@ -533,13 +530,7 @@ def _separate_processes(clone):
         token = _rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
         yield base, token, procs
     finally:
-        for proc in procs:
-            os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stop_groups(procs)
 
 
 def _rest(base: str, method: str, path: str, body: dict | None = None, token: str | None = None):

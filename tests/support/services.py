@@ -5,11 +5,13 @@ Both require a password; the passwords are random per start."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -43,6 +45,21 @@ def _stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+def stop_groups(procs: list[subprocess.Popen], grace: float = 60) -> None:
+    """Stop processes started with ``start_new_session`` and everything they started (an Airflow
+    service's workers and task runners): SIGTERM to each group, then SIGKILL to a group still there
+    after ``grace`` seconds."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 def postgres_bin() -> Path:
