@@ -273,8 +273,14 @@ def test_bad_study_input_fails_before_any_server_change(bag, managed, conf, mess
         except Exception as exc:  # rejected by the trigger form's schema
             assert message in str(exc)
         else:
-            assert str(result.state) == "failed" and states(result)["check_spec"] == {"failed"}
-            assert message in capfd.readouterr().out
+            ran = states(result)
+            assert str(result.state) == "failed" and ran["check_spec"] == {"failed"}
+            # nothing was touched: the teardown and the report skip (no retry, no crash on a missing
+            # spec), validate fails with the reason and publish never runs
+            assert ran["restore_target"] == ran["report"] == {"skipped"}
+            assert ran["validate"] == {"failed"} and ran["publish"] == {"upstream_failed"}
+            out = capfd.readouterr().out
+            assert message in out and "check_spec refused this run's input" in out
         after = server_fingerprint(conn)
     finally:
         conn.close()

@@ -77,6 +77,17 @@ class MeasurePointOperator(BaseOperator):
             self._run.abort("task terminated (on_kill)")
 
 
+def _rejected(skip: bool) -> None:
+    """A task that runs whatever happened upstream (the teardown, validate, report) when
+    ``check_spec`` refused the run's input: no task touched a server and nothing was measured. The
+    teardown and the report skip; validate fails without a retry, so the run ends failed and
+    ``publish`` never runs."""
+    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+    why = "check_spec refused this run's input (its log says why): no server was touched, nothing was measured"
+    raise AirflowSkipException(why) if skip else AirflowFailException(why)
+
+
 def build_study_dag(spec: StudySpec, path: Path) -> DAG:
     from mysqlbench.studies.form import form_params
     from mysqlbench.workloads.base import workload_class
@@ -118,21 +129,28 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
             return steps.plan_points(spec_data, data)
 
         @teardown(on_failure_fail_dagrun=True)
-        def restore_target(spec_data: dict) -> dict:
+        def restore_target(spec_data: dict | None) -> dict:
             from mysqlbench.studies import steps
 
+            if spec_data is None:
+                _rejected(skip=True)
             return steps.restore_target(spec_data)
 
         @task(trigger_rule="all_done", retries=0)
-        def validate(spec_data: dict, data: dict) -> dict:
+        def validate(spec_data: dict | None, data: dict | None) -> dict:
             from mysqlbench.studies import steps
 
-            return steps.validate(spec_data, _recorder(study, spec_data), data.get("dataset_id"))
+            if spec_data is None:
+                _rejected(skip=False)
+            # no dataset (ensure_dataset failed): nothing was measured, and the expectations say so
+            return steps.validate(spec_data, _recorder(study, spec_data), (data or {}).get("dataset_id"))
 
         @task(trigger_rule="all_done", retries=0)
-        def report(spec_data: dict, validation: dict) -> dict:
+        def report(spec_data: dict | None, validation: dict | None) -> dict:
             from mysqlbench.studies import steps
 
+            if spec_data is None:
+                _rejected(skip=True)
             return steps.report(spec_data, validation, _recorder(study, spec_data))
 
         @task(outlets=[asset], retries=0)
