@@ -229,6 +229,13 @@ def test_a_tpch_study_across_two_celery_workers(clone, target, session_dir):
         assert "/mysqlbench/runs/tpch_power/celery_a" in _get(base, "/mysqlbench/studies/tpch_power", token)
         report = _get(base, "/mysqlbench/reports/tpch_power/celery_a/index.html", token)
         assert "<h1>tpch_power" in report and "q03" in report
+        # no secret on any page: the store's URL is shown with its password hidden
+        index = _get(base, "/mysqlbench/", token)
+        assert "postgresql" in index and "***" in index
+        target_password = json.loads(conn_json)["password"]
+        for shown in (index, page, report):
+            assert passwords["mysqlbench"] not in shown and passwords["airflow"] not in shown
+            assert target_password not in shown
 
     # the same study under the local executor (dags test, the SQLite store in the clone's work directory)
     run(clone, "make setup")  # the clone's own Airflow home and SQLite metadata database

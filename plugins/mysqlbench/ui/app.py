@@ -233,13 +233,14 @@ def create_app() -> FastAPI:
         _name(run_id, "run id")
         run_dir = RUN_DIR.sub("_", run_id)
         store = _store()
-        validity = next((r for r in runs_of(store).get(dag_id, []) if r["run_id"] == run_id), None)
+        runs = runs_of(store).get(dag_id, [])
+        validity = next((r for r in runs if r["run_id"] == run_id), None)
         head = [f"<h1>{html.escape(dag_id)} / {html.escape(run_id)}</h1>"]
         if validity:
             head.append(f"<p class='{'ok' if validity['validity'] == 'valid' else 'bad'}'>"
                         f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
                         "</p>")
-        others = [r for r in runs_of(store).get(dag_id, []) if r["run_id"] != run_id]
+        others = [r for r in runs if r["run_id"] != run_id]
         if others:
             head.append(f"<form action='{_base(request)}/compare' method='get'><input type='hidden' name='dag_id' "
                         f"value='{html.escape(dag_id)}'><input type='hidden' name='a' value='{html.escape(run_id)}'>"
