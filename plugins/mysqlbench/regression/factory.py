@@ -99,7 +99,7 @@ def build_regression_dag(spec: RegressionSpec, path: Path) -> DAG:
 
         @task(retries=0, on_failure_callback=notifiers or None)
         def alert(result: dict) -> str:
-            from airflow.exceptions import AirflowFailException
+            from airflow.sdk.exceptions import AirflowFailException
 
             if result["alerts"]:
                 raise AirflowFailException(result["summary"] + f"\nreport: {result['html']}")
