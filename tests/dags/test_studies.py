@@ -339,6 +339,31 @@ def test_a_second_workload_goes_through_the_same_factory_and_stores_a_time_serie
         (directory / "index.html").read_text()
 
 
+def test_a_dataset_that_cannot_be_made_is_judged_invalid_not_a_crash(bag, admin):
+    """ensure_dataset fails (the schema exists and is not ours, so nothing is touched): the points
+    never run, restore_target still runs, validate records GX's INVALID verdict over nothing
+    measured instead of crashing on the missing dataset, the report says so, publish fails."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    with admin.cursor() as cur:
+        cur.execute("CREATE SCHEMA IF NOT EXISTS someone_elses")
+        cur.execute("CREATE TABLE IF NOT EXISTS someone_elses.t (id INT PRIMARY KEY)")
+    try:
+        result = DagBag(dag_folder=bag.dag_folder).get_dag("probe_study").test(run_conf={"schema": "someone_elses"})
+        ran = states(result)
+        assert str(result.state) == "failed" and ran["ensure_dataset"] == {"failed"}
+        assert ran["restore_target"] == ran["validate"] == ran["report"] == {"success"}
+        assert ran["publish"] == {"failed"} and not rows(result, task_id="measure_point")
+        verdict = rows(result, validations, task_id="validate")
+        assert verdict and not any(v["success"] for v in verdict)
+        with admin.cursor() as cur:
+            cur.execute("SHOW TABLES FROM someone_elses")
+            assert [r[0] for r in cur.fetchall()] == ["t"]  # refused, not claimed
+    finally:
+        with admin.cursor() as cur:
+            cur.execute("DROP SCHEMA someone_elses")
+
+
 def test_the_study_engine_never_imports_a_workload():
     import ast
 
