@@ -19,10 +19,12 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from services import stop_groups
 
+from mysqlbench.paths import run_dir_name
 from mysqlbench.regression.spec import load_regression
 
 from conftest import EXTERNAL_MARKED_CONN, SUPPORT
@@ -355,6 +357,16 @@ def test_nightly_regression_under_the_scheduler(clone):
                     if r["state"] == "success" and r["run_id"].startswith("asset_triggered__")]
         on_publish = _wait(analysed, 300, "regression_on_publish triggered by the studies' Assets", env["_proc"],
                            lambda: _standalone_state(clone))
+        # the Benchmarks pages take the ids the scheduler made (scheduled__<time>+00:00, and the
+        # study runs it triggered, scheduled__...__00): the run's page and its report are served
+        base, token = _ui(clone, env)
+        for study_run in (f"{run_id}__00", f"{run_id}__01"):
+            assert ":" in study_run and "+" in study_run
+            study = "sysbench_cpu" if study_run.endswith("__00") else "tpch_power"
+            _report_of_run_page(base, token, study, study_run)
+        status, _, index = _get(base, "/mysqlbench/", token)
+        assert status == 200 and f"/mysqlbench/reports/nightly_probe/{run_dir_name(run_id)}/index.html" in index
+        assert _get(base, f"/mysqlbench/reports/nightly_probe/{run_dir_name(run_id)}/index.html", token)[0] == 200
     # each analysed the studies whose Assets fired (in this copy, earlier tests' published runs too,
     # queued until the DAG was unpaused), not every study
     import sqlite3
@@ -363,11 +375,11 @@ def test_nightly_regression_under_the_scheduler(clone):
         "SELECT DISTINCT study FROM validations WHERE task_id = 'validate' AND success")}
     analysed = set()
     for run_ in on_publish:
-        analysed |= set(json.loads((clone / "work" / "reports" / "regression_on_publish" / re.sub(
-            r"[^A-Za-z0-9_.-]+", "_", run_["run_id"]) / "regression.json").read_text())["studies"])
+        analysed |= set(json.loads((clone / "work" / "reports" / "regression_on_publish" / run_dir_name(
+            run_["run_id"]) / "regression.json").read_text())["studies"])
     assert {"sysbench_cpu", "tpch_power"} <= analysed <= published, (analysed, published)
-    report = json.loads((clone / "work" / "reports" / "nightly_probe" / re.sub(r"[^A-Za-z0-9_.-]+", "_", run_id)
-                         / "regression.json").read_text())
+    report = json.loads((clone / "work" / "reports" / "nightly_probe" / run_dir_name(run_id)
+                        / "regression.json").read_text())
     assert report["studies"] == ["sysbench_cpu", "tpch_power"] and report["alerts"] == []
     measured = {(s["key"]["study"], s["key"]["subject"]) for s in report["series"]
                 if any(r["run_id"].startswith(f"{run_id}__") for r in s["runs"])}
@@ -375,45 +387,64 @@ def test_nightly_regression_under_the_scheduler(clone):
     assert not (clone / "work" / "nightly_probe_alerts.jsonl").exists()  # no regression, no notification
 
 
+def _get(base: str, path: str, token: str | None = None) -> tuple[int, str, str]:
+    """GET a page of the running API server: status, content type, body."""
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.headers.get("content-type", ""), response.read().decode("latin-1")
+    except urllib.error.HTTPError as exc:
+        return exc.code, "", exc.read().decode("latin-1")
+
+
+def _ui(clone, env) -> tuple[str, str]:
+    """The standalone API server's base URL and a token for its admin (simple auth manager)."""
+    base = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}"
+    password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+    return base, _rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+
+
+def _report_of_run_page(base: str, token: str, dag_id: str, run_id: str) -> tuple[str, str, str]:
+    """A run's Benchmark report tab as its link reaches it (the id quoted as one path segment),
+    the report it frames, and that report's address; asserts both are served."""
+    from urllib.parse import quote
+
+    status, _, page = _get(base, f"/mysqlbench/runs/{dag_id}/{quote(run_id, safe='')}", token)
+    assert status == 200, (run_id, page[:300])
+    src = re.search(r"<iframe title='report' src='([^']+)'", page)
+    assert src, (run_id, page[-500:])
+    status, _, report = _get(base, src.group(1), token)
+    assert status == 200 and f"<h1>{dag_id}" in report, (run_id, src.group(1), status)
+    return page, report, src.group(1)
+
+
 def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
     """The plugin's Benchmarks pages in the running API server (issue 12, first part): refused
     without Airflow's authentication; with a token, the study runs with their validity, a run's
     report and its files, two runs side by side and the cross-version report; no path outside the
     reports and no connection password ever served."""
-    import urllib.error
-
-    base = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}"
-
-    def get(path: str, token: str | None = None) -> tuple[int, str, str]:
-        request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, response.headers.get("content-type", ""), response.read().decode("latin-1")
-        except urllib.error.HTTPError as exc:
-            return exc.code, "", exc.read().decode("latin-1")
-
-    assert get("/mysqlbench/")[0] == 401 and get("/mysqlbench/api/runs")[0] == 401
-    password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-    login = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": "admin", "password": password})
-                                   .encode(), headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(login, timeout=60) as response:
-        token = json.loads(response.read())["access_token"]
-    status, _, index = get("/mysqlbench/", token)
+    get = _get
+    base, token = _ui(clone, env)
+    assert get(base, "/mysqlbench/")[0] == 401 and get(base, "/mysqlbench/api/runs")[0] == 401
+    status, _, index = get(base, "/mysqlbench/", token)
     assert status == 200 and "<h2>tpch_power</h2>" in index and all(r in index for r in study_runs)
     assert "valid" in index and "/mysqlbench/reports/versions_probe/" in index  # the trend reports are listed
-    status, _, page = get(f"/mysqlbench/runs/tpch_power/{study_runs[0]}", token)
-    src = re.search(r"<iframe title='report' src='([^']+)'", page).group(1)
-    status, _, report = get(src, token)
-    assert status == 200 and "<h1>tpch_power" in report and "Validation:" in report
+    # the backfill's runs (backfill__<date>+00:00) each link their trend report from the index
+    for backfill_run in (r["run_id"] for r in _runs(clone, env, "versions_probe")):
+        assert backfill_run.startswith("backfill__") and "+" in backfill_run
+        link = f"/mysqlbench/reports/versions_probe/{run_dir_name(backfill_run)}/index.html"
+        assert link in index and get(base, link, token)[0] == 200, backfill_run
+    page, report, src = _report_of_run_page(base, token, "tpch_power", study_runs[0])
+    assert "Validation:" in report
     chart = re.search(r"<img src='([^']+\.png)'", report).group(1)
-    status, kind, _ = get(src.rsplit("/", 1)[0] + "/" + chart, token)
+    status, kind, _ = get(base, src.rsplit("/", 1)[0] + "/" + chart, token)
     assert status == 200 and kind == "image/png"
-    status, _, side = get(f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[1]}", token)
+    status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[1]}", token)
     assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
     assert "B: mariadb 11.8" in side and "Plan structure" in side
     for bad in ("/mysqlbench/reports/tpch_power/..%2F..%2F..%2F.airflow/airflow.cfg",
                 "/mysqlbench/reports/x/y/results.db", "/mysqlbench/runs/tpch_power/..%2F..%2Fx"):
-        assert get(bad, token)[0] in (400, 404), bad
+        assert get(base, bad, token)[0] in (400, 404), bad
     secret = json.loads(_airflow(clone, env, "connections", "get", "mysqlbench_vprobe_mariadb_11_8", "-o", "json")
                         .stdout.splitlines()[-1])[0]["password"]
     assert secret and all(secret not in text for text in (index, page, report, side))
@@ -463,7 +494,7 @@ def test_backfill_across_server_versions(clone):
     assert {r["state"] for r in study_runs} == {"success"}
     reports = {}
     for r in runs:
-        path = clone / "work" / "reports" / "versions_probe" / re.sub(r"[^A-Za-z0-9_.-]+", "_", r["run_id"])
+        path = clone / "work" / "reports" / "versions_probe" / run_dir_name(r["run_id"])
         reports[r["logical_date"][:10]] = (json.loads((path / "trend.json").read_text()), path / "index.html")
     notes = {day: trend["note"] for day, (trend, _) in reports.items()}
     skipped = [note for note in notes.values() if note.startswith("This run measured nothing")]
@@ -542,8 +573,9 @@ def _rest(base: str, method: str, path: str, body: dict | None = None, token: st
 
 
 def test_results_in_the_airflow_ui_in_a_browser(clone):
-    """Issue 12's browser test: a study triggered twice through the REST API with a conf (the two
-    runs differ in repetitions) under four separate Airflow processes; then, in headless Chromium,
+    """Issue 12's browser test: a study triggered twice through the REST API with a conf and no run
+    id, as a user does (the two runs differ in repetitions; Airflow names them), under four separate
+    Airflow processes; then, in headless Chromium,
     what a person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as
     valid, a run's Benchmark report tab shows the report with its chart, and the compare page puts
     the two runs side by side. Screenshots go to work/test-artifacts/ui/ of the repository."""
@@ -560,14 +592,17 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 return None
         _wait(parsed, 180, "the dag-processor to parse tpch_power", procs[2])
         _rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
-        for run_id, extra in (("ui_a", {}), ("ui_b", {"repetitions": 3})):
-            _rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
-                  {"dag_run_id": run_id, "logical_date": None, "conf": {**conf, **extra}}, token)
+        # triggered as a user does, without a run id: Airflow names them manual__<time>_<random>
+        ids = [_rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
+                     {"logical_date": None, "conf": {**conf, **extra}}, token)["dag_run_id"]
+               for extra in ({}, {"repetitions": 3})]
+        assert all(i.startswith("manual__") and "+" in i and ":" in i for i in ids), ids
+        run_a, run_b = ids
 
         def done(run_id):
-            state = _rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{run_id}", token=token)["state"]
+            state = _rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_id, safe='')}", token=token)["state"]
             return state if state in ("success", "failed") else None
-        for run_id in ("ui_a", "ui_b"):
+        for run_id in ids:
             assert _wait(lambda r=run_id: done(r), 900, f"study run {run_id}", procs[1]) == "success", run_id
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
@@ -580,10 +615,12 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 page.goto(f"{base}/plugin/benchmarks")
                 pages = page.frame_locator("iframe").first
                 expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
-                expect(pages.get_by_role("link", name="ui_a", exact=True)).to_be_visible()
-                expect(pages.get_by_role("link", name="ui_b", exact=True)).to_be_visible()
+                expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
+                expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
                 page.screenshot(path=artifacts / "benchmarks.png")
-                page.goto(f"{base}/dags/tpch_power/runs/ui_a/plugin/benchmark_report")
+                # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)
+                page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
+                page.get_by_role("link", name="Benchmark report").click()
                 run_page = page.frame_locator("iframe").first
                 expect(run_page.get_by_text("valid;")).to_be_visible(timeout=60_000)
                 report = run_page.frame_locator("iframe[title=report]")
@@ -593,7 +630,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
                 page.screenshot(path=artifacts / "run_report.png", full_page=True)
                 # from the run's tab, the other run chosen in its compare form
-                run_page.get_by_role("combobox").select_option("ui_b")
+                run_page.get_by_role("combobox").select_option(run_b)
                 run_page.get_by_role("button", name="side by side").click()
                 expect(run_page.get_by_role("heading", name="tpch_power: two runs side by side")).to_be_visible(
                     timeout=60_000)

@@ -144,6 +144,20 @@ def test_report_is_written_with_charts_tables_and_findings(bka_run):
     assert summary["valid"] and any(s.startswith("bka on vs off, cold cache") for s in summary["findings"])
 
 
+def test_the_benchmarks_pages_find_a_dags_test_run_by_the_id_airflow_gave_it(bka_run):
+    """`dags test` names its run manual__<timestamp>+00:00 (':' and '+'): the pages list it with
+    its validity and find its report (folder paths.run_dir_name, also kept in the store)."""
+    from mysqlbench import paths
+    from mysqlbench.ui.app import report_location, run_id_ok, runs_of
+
+    assert bka_run.run_id.startswith("manual__") and ":" in bka_run.run_id and run_id_ok(bka_run.run_id)
+    store = ResultsStore()
+    listed = {r["run_id"]: r["validity"] for r in runs_of(store)["tpch_bka_study"]}
+    assert listed[bka_run.run_id] == "valid"
+    assert report_location(store, bka_run.dag_id, bka_run.run_id) == paths.run_dir_name(bka_run.run_id)
+    assert store.report_file(bka_run.dag_id, paths.run_dir_name(bka_run.run_id), "index.html")
+
+
 def test_report_findings_come_from_the_run(bka_run):
     frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
     said = findings(summaries(frame, ("Innodb_buffer_pool_reads",)), PRIMARY)

@@ -33,3 +33,56 @@ def test_one_run_has_nothing_to_compare_and_names_are_escaped():
     page = "".join(_study_runs("/mb", "s<x>", [{"run_id": "manual__<b>", "measured_at": "", "servers": [],
                                                  "validity": "not validated"}], limit=INDEX_RUNS))
     assert "<form" not in page and "<b>" not in page and "s&lt;x&gt;" in page
+
+
+def _airflow_run_ids() -> list[str]:
+    """Run ids as Airflow makes them: manual (REST API, UI form, `dags test`), scheduled, backfill
+    and asset-triggered, with and without a logical date (Airflow 3 adds a random suffix without)."""
+    import datetime as dt
+
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.types import DagRunType
+
+    when = dt.datetime(2026, 12, 4, 16, 49, 28, 45205, tzinfo=dt.timezone.utc)
+    return [DagRun.generate_run_id(run_type=kind, logical_date=logical, run_after=when)
+            for kind in (DagRunType.MANUAL, DagRunType.SCHEDULED, DagRunType.BACKFILL_JOB, DagRunType.ASSET_TRIGGERED)
+            for logical in (when, None)]
+
+
+def test_every_run_id_airflow_makes_is_accepted_and_gets_a_folder_of_its_own():
+    from mysqlbench import paths
+    from mysqlbench.ui.app import RUN_DIR, run_href, run_id_ok
+
+    ids = _airflow_run_ids()
+    assert ids[0] == "manual__2026-12-04T16:49:28.045205+00:00"  # (what the blocker's users had)
+    for run_id in ids + ["ui_a", "versions_probe__mariadb-10.11", "x" * 250]:
+        assert run_id_ok(run_id), run_id
+        folder = paths.run_dir_name(run_id)
+        assert RUN_DIR.fullmatch(folder) and "/" not in folder and len(folder) <= paths.RUN_DIR_MAX, folder
+        if len(run_id) < 60:
+            assert paths.run_id_of_dir(folder) == run_id
+    # one folder per run: ':' '+' and '_' no longer collapse into one name
+    folders = {paths.run_dir_name(r) for r in ("a:b", "a+b", "a_b", "a~3ab", "a__b", "a~b")}
+    assert len(folders) == 6
+    assert paths.run_dir_name("a_b") == "a_b"  # plain ids keep their names (older reports stay where they are)
+    assert paths.run_dir_name("..") not in ("..", ".") and not paths.run_dir_name(".hidden").startswith(".")
+    long_a, long_b = "y" * 240 + "a", "y" * 240 + "b"
+    assert paths.run_dir_name(long_a) != paths.run_dir_name(long_b)
+    # a link quotes the id as one path segment; a form value is left to the browser
+    href = run_href("/mysqlbench", "tpch_power", ids[0])
+    assert href == "/mysqlbench/runs/tpch_power/manual__2026-12-04T16%3A49%3A28.045205%2B00%3A00"
+
+
+def test_ids_that_are_not_run_ids_are_refused():
+    from mysqlbench.ui.app import run_id_ok
+
+    for bad in ("", "a/b", "../x", "a\x00b", "a\nb", "<b>", "x" * 251, "a\\b"):
+        assert not run_id_ok(bad), repr(bad)
+
+
+def test_the_run_list_links_each_generated_run_id_to_its_page():
+    runs = [{"run_id": r, "measured_at": "2026-12-04 16:49:28", "servers": ["mariadb 10.11"], "validity": "valid"}
+            for r in _airflow_run_ids()[:2]]
+    page = "".join(_study_runs("/mysqlbench", "tpch_power", runs, limit=INDEX_RUNS))
+    assert "href='/mysqlbench/runs/tpch_power/manual__2026-12-04T16%3A49%3A28.045205%2B00%3A00'" in page
+    assert "<option value='manual__2026-12-04T16:49:28.045205+00:00'" in page

@@ -9,7 +9,6 @@ import dataclasses
 import json
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,9 @@ log = logging.getLogger(__name__)
 
 class Spool:
     def __init__(self, dag_id: str, run_id: str, task_id: str, map_index: int, root: Path | None = None):
-        safe = [re.sub(r"[^A-Za-z0-9_.-]+", "_", part) for part in (dag_id, run_id, task_id)]
-        self.path = (root or paths.work_dir() / "spool") / safe[0] / safe[1] / f"{safe[2]}.{map_index}.json"
+        # ids may hold ':' and '+' (Airflow's generated run ids): one folder per run, never shared
+        self.path = ((root or paths.work_dir() / "spool") / paths.run_dir_name(dag_id) / paths.run_dir_name(run_id)
+                     / f"{paths.run_dir_name(task_id)}.{map_index}.json")
 
     def exists(self) -> bool:
         return self.path.exists()

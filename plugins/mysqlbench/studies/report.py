@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ from mysqlbench.studies.compare import as_records, compare
 
 
 def report_dir(dag_id: str, run_id: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", run_id)
-    directory = paths.work_dir() / "reports" / dag_id / safe
+    directory = paths.work_dir() / "reports" / dag_id / paths.run_dir_name(run_id)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 

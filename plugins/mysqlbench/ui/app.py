@@ -17,6 +17,7 @@ import html
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -24,8 +25,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from mysqlbench import paths
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
+# Airflow's own run ids (manual__2026-12-04T16:49:28.045205+00:00, scheduled__, backfill__,
+# asset_triggered__) and its default allowed_run_id_pattern; a deployment's wider pattern is read
+# from its configuration. A run id is only ever a bound value, escaped HTML or a quoted URL here.
+RUN_ID = re.compile(r"^[A-Za-z0-9_.~:+-]{1,250}$")
+RUN_DIR = re.compile(r"^[A-Za-z0-9_~-][A-Za-z0-9_.~-]{0,249}$")  # paths.run_dir_name's alphabet
 FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
-RUN_DIR = re.compile(r"[^A-Za-z0-9_.-]+")
 INDEX_RUNS = 50  # runs per study on the index page; /studies/{dag_id} lists them all
 MEDIA = {"html": "text/html; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json"}
 STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
@@ -47,10 +52,39 @@ def _store():
     return ResultsStore(url_from_connection(conn))
 
 
-def _name(value: str, what: str) -> str:
-    if not NAME.fullmatch(value or ""):
+def _name(value: str, what: str, pattern: re.Pattern = NAME) -> str:
+    if not pattern.fullmatch(value or ""):
         raise HTTPException(status_code=400, detail=f"not a {what}")
     return value
+
+
+def _airflow_run_id_pattern() -> re.Pattern | None:
+    from airflow.configuration import conf
+
+    pattern = conf.get("scheduler", "allowed_run_id_pattern", fallback="").strip()
+    return re.compile(pattern) if pattern else None
+
+
+def run_id_ok(value: str) -> bool:
+    """Every run id Airflow makes, or accepts under this deployment's ``allowed_run_id_pattern``;
+    never one with a control character or a slash, or longer than Airflow's 250."""
+    if not value or len(value) > 250 or re.search(r"[\x00-\x1f\x7f/\\]", value):
+        return False
+    if RUN_ID.fullmatch(value):
+        return True
+    configured = _airflow_run_id_pattern()
+    return bool(configured and configured.match(value))
+
+
+def _run_id(value: str) -> str:
+    if not run_id_ok(value):
+        raise HTTPException(status_code=400, detail="not a run id")
+    return value
+
+
+def run_href(base: str, dag_id: str, run_id: str) -> str:
+    """A run's page, its ids quoted as one path segment each (``+`` and ``:`` included)."""
+    return html.escape(f"{base}/runs/{quote(dag_id, safe='')}/{quote(run_id, safe='')}")
 
 
 def _base(request: Request) -> str:
@@ -115,7 +149,7 @@ def _study_runs(base: str, dag_id: str, runs: list[dict[str, Any]], limit: int |
                    f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(runs, 1)}</select> with "
                    f"<select name='b'>{_options(runs, 0)}</select> <button type='submit'>side by side</button></form>")
     out.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
-        f"<tr><td><a href='{base}/runs/{html.escape(dag_id)}/{html.escape(r['run_id'])}'>{html.escape(r['run_id'])}"
+        f"<tr><td><a href='{run_href(base, dag_id, r['run_id'])}'>{html.escape(r['run_id'])}"
         f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
         f"<td class='{'ok' if r['validity'] == 'valid' else 'bad'}'>{html.escape(r['validity'])}</td></tr>"
         for r in shown) + "</table>")
@@ -145,6 +179,15 @@ def _epoch(when) -> float:
     import datetime as dt
 
     return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+def report_location(store, dag_id: str, run_id: str) -> str | None:
+    """The folder name a run's report was written under (``paths.run_dir_name``; a report written
+    before that naming is found under its older name), or None when it has no report."""
+    for run_dir in dict.fromkeys((paths.run_dir_name(run_id), paths.legacy_run_dir_name(run_id))):
+        if report_bytes(store, dag_id, run_dir, "index.html") is not None:
+            return run_dir
+    return None
 
 
 def report_bytes(store, dag_id: str, run_dir: str, name: str) -> bytes | None:
@@ -214,7 +257,7 @@ def create_app() -> FastAPI:
                         "<th>run</th></tr>" + "".join(
                             f"<tr><td>{html.escape(r['kind'])}</td><td>{html.escape(r['dag_id'])}</td><td><a href="
                             f"'{base}/reports/{html.escape(r['dag_id'])}/{html.escape(r['run'])}/index.html'>"
-                            f"{html.escape(r['run'])}</a></td></tr>" for r in reports[:30]) + "</table>")
+                            f"{html.escape(paths.run_id_of_dir(r['run']))}</a></td></tr>" for r in reports[:30]) + "</table>")
         for dag_id, runs in runs_of(store).items():
             body.extend(_study_runs(base, dag_id, runs, limit=INDEX_RUNS))
         return _page("Benchmarks", *body)
@@ -230,8 +273,7 @@ def create_app() -> FastAPI:
     @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
     def run_page(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
         _name(dag_id, "DAG id")
-        _name(run_id, "run id")
-        run_dir = RUN_DIR.sub("_", run_id)
+        _run_id(run_id)
         store = _store()
         runs = runs_of(store).get(dag_id, [])
         validity = next((r for r in runs if r["run_id"] == run_id), None)
@@ -246,7 +288,8 @@ def create_app() -> FastAPI:
                         f"value='{html.escape(dag_id)}'><input type='hidden' name='a' value='{html.escape(run_id)}'>"
                         f"Compare this run with <select name='b'>{_options(others, 0)}</select> "
                         "<button type='submit'>side by side</button></form>")
-        if report_bytes(store, dag_id, run_dir, "index.html") is None:
+        run_dir = report_location(store, dag_id, run_id)
+        if run_dir is None:
             return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
         src = f"{_base(request)}/reports/{dag_id}/{run_dir}/index.html"
         return _page(run_id, *head, f"<p><a href='{html.escape(src)}'>open the report alone</a></p>",
@@ -255,7 +298,7 @@ def create_app() -> FastAPI:
     @app.get("/reports/{dag_id}/{run_dir}/{name}")
     def report_file(dag_id: str, run_dir: str, name: str):
         _name(dag_id, "DAG id")
-        _name(run_dir, "run directory")
+        _name(run_dir, "run directory", RUN_DIR)
         if not FILE.fullmatch(name):
             raise HTTPException(status_code=400, detail="not a report file")
         content = report_bytes(_store(), dag_id, run_dir, name)
@@ -266,10 +309,11 @@ def create_app() -> FastAPI:
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(request: Request, dag_id: str = Query(...), a: str = Query(...),
                      b: str = Query(...)) -> HTMLResponse:
-        for value, what in ((dag_id, "DAG id"), (a, "run id"), (b, "run id")):
-            _name(value, what)
+        _name(dag_id, "DAG id")
+        _run_id(a)
+        _run_id(b)
         if a == b:
-            return RedirectResponse(f"{_base(request)}/runs/{dag_id}/{a}")
+            return RedirectResponse(html.unescape(run_href(_base(request), dag_id, a)))
         result = compare_runs(_store(), dag_id, a, b)
         comparison, primary = result["comparison"], result["primary"]
         body = [f"<h1>{html.escape(result['study'])}: two runs side by side</h1>",
