@@ -3,7 +3,9 @@
 SHELL := /bin/bash
 DEMO_SF ?= 0.1
 
-.PHONY: setup demo test lint bench down clean
+PYTEST_WORKERS ?= 2
+
+.PHONY: setup demo test test-unit test-server test-e2e lint bench down clean
 
 setup:
 	@bin/setup
@@ -24,8 +26,22 @@ demo: setup
 lint: setup
 	.venv/bin/ruff check .
 
+# The whole suite: on PYTEST_WORKERS workers side by side (each test process has its own work
+# directory, Airflow home and server ports; a module's tests stay on one worker), then the tests
+# that judge a measured effect (marked serial), alone. One tier at a time: make test-unit (no
+# server, seconds), test-server (servers the suite starts), test-e2e (Airflow runs).
 test: lint
-	.venv/bin/pytest
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m "not serial"
+	.venv/bin/pytest -m serial
+
+test-unit: setup
+	.venv/bin/pytest -m unit
+
+test-server: setup
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m server
+
+test-e2e: setup
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m e2e
 
 bench: setup
 	source bin/env.sh && .venv/bin/python bench/dataset_check_bench.py

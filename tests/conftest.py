@@ -1,5 +1,13 @@
 """Test session set-up: a private work directory and Airflow home, and a real managed MariaDB
-(include/configs/targets/test.yaml) started once for the whole session."""
+(tests/support/targets/test.yaml) started once for the whole session.
+
+Everything a test process makes is its own, so pytest-xdist workers run side by side: the work
+directory, Airflow home and metadata DB, connections (environment) and pools (that DB) are per
+process, and the managed servers' ports are free ports picked when the process starts them. Tiers:
+every test is marked ``unit`` (tests/unit: no server), ``server`` (tests/integration: servers the
+session starts, library calls) or ``e2e`` (Airflow runs: dag.test, the scheduler, the README's
+commands), by its folder; ``serial`` marks tests that judge a measured effect (time, CPU share,
+a window's edges), which `make test` runs alone, after the parallel part."""
 
 from __future__ import annotations
 
@@ -54,12 +62,44 @@ def airflow_db():
     return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
 
 
+TIERS = {"unit": "unit", "integration": "server", "dags": "e2e"}  # folder under tests/ -> tier; else e2e
+SERVER_FIXTURES = {"managed", "target", "mysql_managed", "mysql_target", "sshd", "admin", "airflow_db", "bag", "clone"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its tier by its folder; a unit test that asks for a server is an error."""
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
+        tier = TIERS.get(parts[0], "e2e") if len(parts) > 1 else "e2e"
+        item.add_marker(getattr(pytest.mark, tier))
+        if tier == "unit" and SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            raise pytest.UsageError(f"{item.nodeid} is in tests/unit but uses a server or Airflow fixture: "
+                                    "move it to tests/integration or tests/dags")
+
+
+def managed_spec(name: str):
+    """A test target (tests/support/targets/NAME.yaml) on a free port of this process's own,
+    written where ``ManagedSpec.load`` finds it (``work/targets/NAME/target.yaml``), so every task
+    and CLI of the session that names the target reaches the same server."""
+    import yaml
+    from services import free_port
+
+    from mysqlbench.targets.managed import ManagedSpec
+
+    data = yaml.safe_load((SUPPORT / "targets" / f"{name}.yaml").read_text())
+    data["port"] = free_port()
+    path = ManagedSpec.path_of(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return ManagedSpec.load(name)
+
+
 @pytest.fixture(scope="session")
 def managed():
     """The test session's managed MariaDB, stopped at the end."""
-    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+    from mysqlbench.targets.managed import ManagedServer
 
-    server = ManagedServer(ManagedSpec.load("test"))
+    server = ManagedServer(managed_spec("test"))
     server.start()
     yield server
     server.stop()
@@ -70,10 +110,10 @@ def mysql_managed():
     """MySQL 9.7 from Debian's archive (fetched into the session's work directory: a first fetch,
     as on a fresh machine), as a managed target; stopped at the end."""
     from mysqlbench import servers
-    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+    from mysqlbench.targets.managed import ManagedServer
 
     servers.fetch("mysql-9.7")
-    server = ManagedServer(ManagedSpec.load("test_mysql"))
+    server = ManagedServer(managed_spec("test_mysql"))
     server.start()
     yield server
     server.stop()

@@ -16,6 +16,8 @@ import pytest
 
 from conftest import EXTERNAL_MARKED_CONN
 
+pytestmark = pytest.mark.serial  # judges a measured effect: q08's slowdown found as a change point
+
 RUNS, CHANGE_AT = 10, 6  # runs 0..5 as found, 6..9 with optimizer_search_depth = 1
 CONF = {"scale_factor": 0.01, "schema": "tpch_study", "seed": 11, "target_conn_id": EXTERNAL_MARKED_CONN,
         "queries": ["q06", "q08"], "repetitions": 3, "warmup_max_runs": 3, "settings": {"buffer_pool_size": "256M"}}

@@ -268,7 +268,7 @@ def server_fingerprint(conn):
     return values
 
 
-@pytest.mark.parametrize("conf,message", [
+BAD_INPUT = [
     ({"queries": ["q99"]}, "unknown query 'q99'"),
     ({"units": ["q03", "q03"]}, "listed twice"),
     ({"repetitons": 2}, "unknown study conf key(s) ['repetitons']"),
@@ -277,24 +277,44 @@ def server_fingerprint(conn):
     ({"settings": {"join_buffer_size": "6M'"}}, "is not a size"),
     ({"repetitions": -1}, "repetitions"),
     ({"counters": ["Innodb_buffer_pool_reads; DROP"]}, "counters"),
-])
-def test_bad_study_input_fails_before_any_server_change(bag, managed, conf, message, capfd):
+]
+
+
+@pytest.mark.parametrize("conf,message", BAD_INPUT)
+def test_bad_study_input_is_refused_by_the_check_before_any_server_change(target, managed, conf, message):
+    """Each bad input, through the study's first task's own check (what the DAG runs first; the
+    DAG-level consequences are the next test's): a clear error, the server untouched."""
+    from mysqlbench.studies.steps import check_spec
+
     conn = managed.admin_connect()
     try:
         before = server_fingerprint(conn)
-        try:
-            result = run(bag, "tpch_bka_study", **conf)
-        except Exception as exc:  # rejected by the trigger form's schema
-            assert message in str(exc)
-        else:
-            ran = states(result)
-            assert str(result.state) == "failed" and ran["check_spec"] == {"failed"}
-            # nothing was touched: the teardown and the report skip (no retry, no crash on a missing
-            # spec), validate fails with the reason and publish never runs
-            assert ran["restore_target"] == ran["report"] == {"skipped"}
-            assert ran["validate"] == {"failed"} and ran["publish"] == {"upstream_failed"}
-            out = capfd.readouterr().out
-            assert message in out and "check_spec refused this run's input" in out
+        with pytest.raises(Exception) as refused:
+            check_spec("tpch_bka_study", {**BASE, **conf})
+        assert message in str(refused.value)
+        after = server_fingerprint(conn)
+    finally:
+        conn.close()
+    uptime_before, uptime_after = before.pop("Uptime"), after.pop("Uptime")
+    assert after == before and uptime_after >= uptime_before
+
+
+def test_a_refused_run_fails_at_its_first_task_and_touches_nothing(bag, managed, capfd):
+    """A whole run whose conf check_spec refuses: the run fails there; nothing is touched, the
+    teardown and the report skip (no retry, no crash on a missing spec), validate fails with the
+    reason and publish never runs. A conf the trigger form's schema refuses never starts a run."""
+    conn = managed.admin_connect()
+    try:
+        before = server_fingerprint(conn)
+        result = run(bag, "tpch_bka_study", queries=["q99"])
+        ran = states(result)
+        assert str(result.state) == "failed" and ran["check_spec"] == {"failed"}
+        assert ran["restore_target"] == ran["report"] == {"skipped"}
+        assert ran["validate"] == {"failed"} and ran["publish"] == {"upstream_failed"}
+        out = capfd.readouterr().out
+        assert "unknown query 'q99'" in out and "check_spec refused this run's input" in out
+        with pytest.raises(Exception, match="repetitions"):
+            run(bag, "tpch_bka_study", repetitions=-1)
         after = server_fingerprint(conn)
     finally:
         conn.close()

@@ -149,22 +149,41 @@ def server_fingerprint(admin_conn) -> tuple[dict, int, int]:
     ({"schema": "tpch;drop"}, "schema"),
     ({"target_conn_id": EXTERNAL_CONN}, "not marked as a benchmark target"),
 ])
-def test_bad_input_fails_before_any_server_change(dag, loaded, managed, conf, message, capfd):
+def test_bad_input_is_refused_by_the_check_before_any_server_change(target, managed, conf, message):
+    """Each bad input through the load's first task's own check (check_params, what the DAG runs
+    first): a clear error; the server's statement counters unchanged and not even a connection."""
+    from mysqlbench.workloads.tpch import pipeline
+
     conn = managed.admin_connect()
     try:
         before, uptime_before, connections_before = server_fingerprint(conn)
-        try:
-            dag_run = run(dag, **conf)
-        except Exception as exc:  # rejected by the trigger form's schema before a run exists
-            assert message in str(exc)
-        else:
-            assert str(dag_run.state) == "failed"
-            states = task_states(dag_run)
-            assert states["check_params"] == "failed"
-            # release_build is a teardown: it runs whatever happened, and touches only the results store
-            assert all(states[t] in ("upstream_failed", "None") for t in states
-                       if t not in ("check_params", "release_build")), states
-            assert message in capfd.readouterr().out
+        with pytest.raises(Exception) as refused:
+            pipeline.check_params({"scale_factor": SF, "target_conn_id": TEST_CONN, "schema": SCHEMA, **conf})
+        assert message in str(refused.value)
+        after, uptime_after, connections_after = server_fingerprint(conn)
+    finally:
+        conn.close()
+    assert after == before, {k: (before[k], after[k]) for k in after if after[k] != before.get(k)}
+    assert connections_after == connections_before, "nothing even connected"
+    assert uptime_after >= uptime_before
+
+
+def test_a_refused_load_fails_at_its_first_task_and_touches_nothing(dag, loaded, managed, capfd):
+    """A whole run whose params check_params refuses fails there: every other task but the
+    release_build teardown (which touches only the results store) never runs, and the server sees
+    nothing. A value the trigger form's schema refuses never starts a run."""
+    conn = managed.admin_connect()
+    try:
+        before, uptime_before, connections_before = server_fingerprint(conn)
+        dag_run = run(dag, schema="tpch;drop")
+        assert str(dag_run.state) == "failed"
+        states = task_states(dag_run)
+        assert states["check_params"] == "failed"
+        assert all(states[t] in ("upstream_failed", "None") for t in states
+                   if t not in ("check_params", "release_build")), states
+        assert "schema" in capfd.readouterr().out
+        with pytest.raises(Exception, match="scale_factor"):
+            run(dag, scale_factor=-1)
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:
         conn.close()

@@ -20,18 +20,21 @@ NOT_APPLICABLE = {
     "mysql-9.7": {},
 }
 VALUES = {"size": "2M", "int": 4, "bool": None}
-PORTS = {"mariadb-10.5": 3387, "mariadb-11.8": 3397}
+CATALOG = ("mariadb-10.5", "mariadb-11.8")  # fetched and started here, each on a free port
 
 
 @pytest.fixture(scope="module")
 def servers(managed, mysql_managed):
     """Each catalog server from Debian's archive, fetched and started (a first fetch in this
     session's work directory); the session's MariaDB 10.11 and MySQL 9.7 join them."""
+    from services import free_port
+
     from mysqlbench import servers as catalog
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
     started = {}
-    for server_id, port in PORTS.items():
+    for server_id in CATALOG:
+        port = free_port()
         catalog.fetch(server_id)
         name = "test_" + server_id.replace("-", "_").replace(".", "")
         spec = ManagedSpec(name=name, conn_id=f"mysqlbench_{name}", port=port, server=server_id,

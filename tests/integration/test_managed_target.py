@@ -2,6 +2,7 @@
 applied and read back, restart detection and caps, on a real server."""
 
 import pytest
+from services import free_port
 
 from mysqlbench import knobs
 from mysqlbench.errors import InvalidInput, NotApplicable, TargetUnavailable, UnsafeOperation
@@ -14,7 +15,7 @@ def test_runs_as_unprivileged_user_on_its_own_port(managed):
     import pwd
 
     health = managed.health()
-    assert health["port"] == 3327 and "MariaDB" in health["version"]
+    assert health["port"] == managed.spec.port and "MariaDB" in health["version"]
     pid = int(managed.pid_file.read_text())
     owner = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
     assert owner == (managed.spec.os_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
@@ -216,7 +217,7 @@ def _no_datadir(server) -> bool:
 def test_an_unknown_server_id_fails_before_anything_is_made(tmp_path):
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
-    server = ManagedServer(ManagedSpec(name="nope", conn_id="x", port=3391, server="mysql-1.0"), root=tmp_path / "nope")
+    server = ManagedServer(ManagedSpec(name="nope", conn_id="x", port=free_port(), server="mysql-1.0"), root=tmp_path / "nope")
     with pytest.raises(InvalidInput, match="unknown server 'mysql-1.0'; the catalog .* has: .*mysql-9.7"):
         server.start()
     assert _no_datadir(server)
@@ -226,7 +227,7 @@ def test_a_basedir_without_a_server_binary_is_refused(tmp_path):
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
     (tmp_path / "mysql-8.4" / "bin").mkdir(parents=True)
-    spec = ManagedSpec(name="tarball", conn_id="x", port=3392, server="mysql-8.4", basedir=str(tmp_path / "mysql-8.4"))
+    spec = ManagedSpec(name="tarball", conn_id="x", port=free_port(), server="mysql-8.4", basedir=str(tmp_path / "mysql-8.4"))
     server = ManagedServer(spec, root=tmp_path / "tarball")
     with pytest.raises(InvalidInput, match="has no bin/mysqld: point it at the unpacked tarball"):
         server.start()
@@ -252,7 +253,7 @@ def test_a_failed_first_start_leaves_no_half_made_datadir(session_dir):
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
     root = session_dir / "work" / "targets" / "broken"  # where the mysql OS user reaches
-    server = ManagedServer(ManagedSpec(name="broken", conn_id="x", port=3393,
+    server = ManagedServer(ManagedSpec(name="broken", conn_id="x", port=free_port(),
                                        overrides={"innodb_flush_method": "no_such_method"}), root=root)
     try:
         with pytest.raises(TargetUnavailable, match="exited"):
