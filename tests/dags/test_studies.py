@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mysqlbench.results.store import ResultsStore, TimeSeries, samples, server_snapshots, validations
-from mysqlbench.studies.analysis import execution_frame, findings, summaries
+from mysqlbench.studies.analysis import comparisons, execution_frame, findings
 from mysqlbench.workloads.tpch.workload import TpchWorkload
 
 from conftest import EXTERNAL_MARKED_CONN, TEST_CONN
@@ -159,9 +159,18 @@ def test_the_benchmarks_pages_find_a_dags_test_run_by_the_id_airflow_gave_it(bka
 
 
 def test_report_findings_come_from_the_run(bka_run):
+    """The report's findings and comparisons are the run's executions, estimated: two pairs of
+    points per cache (the two buffer sizes), each with its n; at 2 repetitions no 95% interval."""
+    from mysqlbench.studies.report import report_dir
+
     frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
-    said = findings(summaries(frame, ("Innodb_buffer_pool_reads",)), PRIMARY)
-    assert [s.split(" (")[0] for s in said] == ["bka on vs off, cold cache", "bka on vs off, warm cache"]
+    said = comparisons(frame, PRIMARY)
+    summary = json.loads((report_dir(bka_run.dag_id, bka_run.run_id) / "summary.json").read_text())
+    assert summary["findings"] == findings(said)
+    assert [s.split(" (")[0] for s in summary["findings"]] == ["bka on vs off, cold cache", "bka on vs off, warm cache"]
+    assert {(c["n_a"], c["n_b"], c["verdict"], c["ci_low"]) for c in summary["comparisons"]
+            if c["metric"] == PRIMARY.name} == {(2, 2, "inconclusive", None)}
+    assert all(isinstance(p["swept"], dict) for p in summary["points"])  # an object, not JSON text
 
 
 def test_point_lineage_is_the_configuration_the_point_ran_with(bka_run, managed):

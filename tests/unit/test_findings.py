@@ -1,66 +1,109 @@
-"""Findings in words and the per-point summaries, on data captured from a real tpch_bka_study run
-(SF 0.1, 64M buffer pool: the data does not fit, so BKA's effect on physical reads shows)."""
+"""Findings: every on/off comparison of a run as an effect estimate with its interval and verdict,
+on execution frames built from sample rows as the store holds them; the per-point summaries. The
+captured run (tests/data/bka_sf0.1_points.json: a real tpch_bka_study at SF 0.1 with a 64M buffer
+pool, 2 repetitions) is where the project used to state "less time" from two medians."""
 
 import json
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 import pytest
 
-from mysqlbench.studies.analysis import execution_frame, findings, summaries
+from mysqlbench.studies.analysis import comparisons, execution_frame, findings, summaries
 from mysqlbench.workloads.base import Better, Metric
 
 CAPTURED = json.loads((Path(__file__).parents[1] / "data" / "bka_sf0.1_points.json").read_text())["points"]
 TIME = Metric("client_seconds", "s", Better.LOWER, "time")
+THROUGHPUT = Metric("new_orders_per_min", "1/min", Better.HIGHER, "throughput")
 
 
-def frame(points=CAPTURED) -> pd.DataFrame:
-    """The captured per-point summaries in the summary frame's columns."""
-    return pd.DataFrame([{"subject": p["query"], "point": p["point"], "cache": p["cache"],
-                          "swept": json.dumps(p["swept"], sort_keys=True), "median": p["median_s"],
-                          "warm": p.get("warm"), "Innodb_buffer_pool_reads": p["Innodb_buffer_pool_reads"],
-                          "Innodb_buffer_pool_read_ahead": p["Innodb_buffer_pool_read_ahead"]} for p in points])
+def executions(points, metric=TIME):
+    """Sample rows for several points: each point a dict with subject, cache, swept, times and
+    optionally reads (one per repetition) and warm."""
+    out = []
+    for p in points:
+        label = " ".join(f"{k}={'on' if v is True else 'off' if v is False else v}"
+                         for k, v in sorted(p["swept"].items())) + f" cache={p['cache']}"
+        for i, t in enumerate(p["times"]):
+            meta = json.dumps({"cache": p["cache"], "swept": p["swept"], "cache_evidence": {"warm": p.get("warm")}})
+            base = {"point": label, "subject": p.get("subject", "q03"), "repetition": i, "metadata": meta,
+                    "series": None}
+            out.append({**base, "metric": metric.name, "value": t, "status": "ok", "kind": "metric", "unit": "s"})
+            if "reads" in p:
+                out.append({**base, "metric": "Innodb_buffer_pool_reads", "value": p["reads"][i], "status": "ok",
+                            "kind": "counter", "unit": "count"})
+    return execution_frame(out, metric)
 
 
-def test_bka_cuts_physical_reads_and_time_as_in_the_seed():
-    cold = next(s for s in findings(frame(), TIME) if "cold cache" in s)
-    assert cold.startswith("bka on vs off, cold cache (2 paired points): ")
-    assert "fewer physical reads (Innodb_buffer_pool_reads)" in cold
-    assert "more read-ahead" in cold and "less time" in cold and cold.endswith("(better).")
+def bka(ratio=0.6, reads_ratio=0.6, n=6, cache="cold", others=None, seed=3, **extra):
+    rng = np.random.default_rng(seed)
+    off_times = 2.0 * np.exp(rng.normal(0, 0.05, n))
+    on_times = ratio * 2.0 * np.exp(rng.normal(0, 0.05, n))
+    reads_off = rng.integers(17000, 18000, n)
+    reads_on = (reads_ratio * rng.integers(17000, 18000, n)).astype(int)
+    swept = others or {}
+    return [{"cache": cache, "swept": {**swept, "bka": False}, "times": list(off_times), "reads": list(reads_off), **extra},
+            {"cache": cache, "swept": {**swept, "bka": True}, "times": list(on_times), "reads": list(reads_on), **extra}]
+
+
+def test_a_clear_effect_is_a_supported_finding_with_its_interval():
+    said = comparisons(executions(bka()), TIME)
+    time_ = next(c for c in said if c["metric"] == "client_seconds")
+    reads = next(c for c in said if c["metric"] == "Innodb_buffer_pool_reads")
+    assert time_["verdict"] == "less" and time_["estimate"] == pytest.approx(-0.4, abs=0.05)
+    assert time_["ci_low"] < time_["estimate"] < time_["ci_high"] < -0.03 and time_["n_a"] == time_["n_b"] == 6
+    assert reads["verdict"] == "less" and reads["estimate"] == pytest.approx(-0.4, abs=0.05)
+    [sentence] = findings(said)
+    assert sentence.startswith("bka on vs off, cold cache: q03: time -") and "95.9% CI" in sentence
+    assert "CI" in sentence and "n=6 vs 6" in sentence and "less time (better)" in sentence
+    assert "fewer physical reads" in sentence
 
 
 def test_reversed_effect_reverses_the_sentence():
-    reversed_points = [{**p, "swept": {**p["swept"], "bka": not p["swept"]["bka"]}} for p in CAPTURED]
-    cold = next(s for s in findings(frame(reversed_points), TIME) if "cold cache" in s)
-    assert "more physical reads" in cold and "less read-ahead" in cold and "more time" in cold
-    assert cold.endswith("(worse).")
+    [sentence] = findings(comparisons(executions(bka(ratio=1.6, reads_ratio=1.6)), TIME))
+    assert "more time (worse)" in sentence and "more physical reads" in sentence
 
 
 def test_direction_follows_the_primary_metric():
-    throughput = Metric("new_orders_per_min", "1/min", Better.HIGHER, "throughput")
-    cold = next(s for s in findings(frame(), throughput) if "cold cache" in s)
-    assert "less throughput" in cold and cold.endswith("(worse).")
+    [sentence] = findings(comparisons(executions(bka()), THROUGHPUT))
+    assert "less throughput (worse)" in sentence
 
 
-def test_numbers_in_the_sentence_are_computed():
-    halved = [{**p, "Innodb_buffer_pool_reads": p["Innodb_buffer_pool_reads"] * (0.5 if p["swept"]["bka"] else 1)}
-              for p in CAPTURED]
-    pct = lambda s: int(s.split(": ")[1].split("%")[0])  # noqa: E731
-    before = next(s for s in findings(frame(), TIME) if "cold" in s)
-    after = next(s for s in findings(frame(halved), TIME) if "cold" in s)
-    assert pct(after) > pct(before)
+def test_no_real_difference_is_said_as_none_larger_than_the_band():
+    said = comparisons(executions(bka(ratio=1.0, reads_ratio=1.0, n=10)), TIME, band=0.10)
+    assert {c["verdict"] for c in said} == {"same"}
+    assert "no difference larger than 10%" in findings(said)[0]
+
+
+def test_the_captured_two_repetition_run_is_inconclusive_and_says_why():
+    """The real SF 0.1 run the project once summed up as "less time (better)": two repetitions a
+    point give no 95% interval, so no claim."""
+    points = [{"cache": p["cache"], "swept": p["swept"], "subject": p["query"],
+               "times": [p["min_s"], p["max_s"]]} for p in CAPTURED]
+    said = comparisons(executions(points), TIME)
+    assert said and {c["verdict"] for c in said} == {"inconclusive"} and all(c["ci_low"] is None for c in said)
+    cold = next(s for s in findings(said) if "cold cache" in s)
+    assert "(n=2 vs 2: no 95% interval)" in cold and "too few repetitions for an interval" in cold and "(better)" not in cold
+
+
+def test_several_pairs_are_each_said_never_pooled_into_one_number():
+    points = bka(others={"join_buffer_size": "256K"}) + bka(ratio=1.0, reads_ratio=1.0, others={"join_buffer_size": "6M"},
+                                                            seed=4)
+    [sentence] = findings(comparisons(executions(points), TIME))
+    assert "2 pairs of points, each said, not pooled" in sentence
+    assert "q03 at join_buffer_size=256K: time -" in sentence and "q03 at join_buffer_size=6M: time" in sentence
+    assert "less in 1" in sentence
 
 
 def test_no_switch_swept_no_finding():
-    plain = [{**p, "swept": {"join_buffer_size": "6M"}} for p in CAPTURED]
-    assert findings(frame(plain), TIME) == []
+    points = [{**p, "swept": {"join_buffer_size": "6M" if p["swept"]["bka"] else "256K"}} for p in bka()]
+    assert comparisons(executions(points), TIME) == [] and findings([]) == []
 
 
 def test_a_warm_cache_that_never_warmed_is_said_so():
-    points = [{**p, "warm": False if p["cache"] == "warm" else None} for p in CAPTURED]
-    said = findings(frame(points), TIME)
-    assert "never fully warm" in next(s for s in said if "warm cache" in s)
-    assert "never fully warm" not in next(s for s in said if "cold cache" in s)
+    said = comparisons(executions(bka(cache="warm", warm=False)), TIME)
+    assert "never fully warm" in findings(said)[0]
+    assert "never fully warm" not in findings(comparisons(executions(bka(cache="cold")), TIME))[0]
 
 
 def rows(times, statuses=None, point="p1", subject="q01", cache="warm", reads=None, kind_extra=()):
@@ -105,3 +148,58 @@ def test_os_and_series_samples_are_not_counters():
 def test_an_absent_counter_stays_absent_in_the_summary():
     summary = summaries(execution_frame(rows([1.0, 2.0]), TIME), counters=("Innodb_rows_read",))
     assert summary.loc[0, "Innodb_rows_read"] != summary.loc[0, "Innodb_rows_read"]  # NaN, never 0
+
+
+def test_great_expectations_holds_every_stated_comparison_to_its_interval():
+    """GX over the comparisons frame: a sound run passes; an interval missing where the
+    repetitions allow one, or a claim made without an interval, fails with its check named."""
+    from types import SimpleNamespace
+
+    from mysqlbench.checks import validate_frames
+    from mysqlbench.studies.validation import comparison_expectations, comparisons_frame
+
+    spec, workload = SimpleNamespace(min_effect=0.03, matrix={"bka": [False, True]}), SimpleNamespace(primary=TIME)
+    said = comparisons_frame(spec, workload, executions(bka()))
+    assert len(said) == 2 and said["has_interval"].all() and said["enough"].all()
+    assert validate_frames("t", [("comparisons", said, comparison_expectations())]).success
+    pointless = said.assign(ci_low=float("nan"), ci_high=float("nan"), confidence=float("nan"), has_interval=False)
+    result = validate_frames("t", [("comparisons", pointless, comparison_expectations())])
+    assert not result.success
+    assert {f["check"] for f in result.failures} == {"interval_where_repetitions_allow", "no_interval_no_claim"}
+    few = comparisons_frame(spec, workload, executions(bka(n=2)))
+    assert not few["has_interval"].any() and not few["enough"].any()
+    assert validate_frames("t", [("comparisons", few, comparison_expectations())]).success  # inconclusive is valid
+
+
+def test_every_option_of_a_dimension_is_compared_with_the_baseline():
+    """tpcc_bp_instances_study's matrix: `{}` (the server's default) is the baseline; 1, 2 and 8
+    instances are each compared with it, and `1` (the same setting as the default on a small pool)
+    reads "no difference" when the throughput does not move."""
+    rng = np.random.default_rng(8)
+    level = {None: 1000.0, 1: 1000.0, 2: 1000.0, 8: 1200.0}
+    points = [{"cache": "warm", "swept": {} if n is None else {"buffer_pool_instances": n},
+               "subject": "mix", "times": list(level[n] * np.exp(rng.normal(0, 0.01, 6)))} for n in level]
+    matrix = {"buffer_pool_instances": [{}, 1, 2, 8]}
+    said = comparisons(executions(points, THROUGHPUT), THROUGHPUT, matrix=matrix)
+    verdicts = {c["knob"]: c["verdict"] for c in said}
+    assert verdicts == {"buffer_pool_instances: buffer_pool_instances=1": "same",
+                        "buffer_pool_instances: buffer_pool_instances=2": "same",
+                        "buffer_pool_instances: buffer_pool_instances=8": "more"}
+    sentences = findings(said)
+    assert any(s.startswith("buffer_pool_instances=8 vs the baseline default, warm cache: mix: throughput +")
+               and "more throughput (better)" in s for s in sentences), sentences
+    assert comparisons(executions(points, THROUGHPUT), THROUGHPUT) == []  # without the matrix: no baseline known
+
+
+def test_a_dimension_of_paired_values_is_compared_with_its_first_option_at_each_other_setting():
+    """tpch_bka_study's `buffers` (256K pairs, then 6M pairs), at bka off and at bka on: two pairs
+    against the baseline, beside bka's own on/off pairs."""
+    small = {"join_buffer_size": "256K", "mrr_buffer_size": "256K"}
+    large = {"join_buffer_size": "6M", "mrr_buffer_size": "6M"}
+    points = bka(others=small) + bka(others=large, seed=4)
+    said = comparisons(executions(points), TIME, matrix={"bka": [False, True], "buffers": [small, large]})
+    titles = {c["title"] for c in said}
+    assert titles == {"bka on vs off", "join_buffer_size=6M mrr_buffer_size=6M vs the baseline "
+                                       "join_buffer_size=256K mrr_buffer_size=256K"}
+    against = [c for c in said if c["title"] != "bka on vs off" and c["metric"] == "client_seconds"]
+    assert sorted(c["others"]["bka"] for c in against) == [False, True]

@@ -265,7 +265,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     out["medians"] = [{"subject": s, "setting": st, "version": v, "median": float(m)} for (s, st, v), m in
                       ok.groupby(["subject", "setting", "server"])["primary"].median().items()]
     if len(versions) > 1:
-        comparison = compare(frame, workload.primary, tuple(spec.counters), plans)
+        comparison = compare(frame, workload.primary, tuple(spec.counters), plans, band=spec.min_effect)
         out["comparison"] = as_records(comparison)
         out["plan_changes"] = plan_changes(comparison.get("plans"), [v["label"] for v in versions])
         out["_tables"] = comparison

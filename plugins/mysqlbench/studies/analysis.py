@@ -1,7 +1,8 @@
 """From recorded samples to what a study reports, on one pandas frame: one row per execution
 (built from the samples' explicit execution columns and kinds, never from metric names),
-summaries per point with groupby (median, min, max, coefficient of variation), and findings in
-words from on/off rows merged side by side, the direction taken from the workload's primary metric."""
+summaries per point with groupby (median, min, max, coefficient of variation), and comparisons of
+on/off points merged side by side, each an effect estimate with its interval and verdict
+(``mysqlbench.statistics``), said in words whose direction comes from the primary metric."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.results.store import SampleKind
+from mysqlbench.statistics import DEFAULT_BAND, Verdict, compare
 from mysqlbench.workloads.base import Better, Metric
 
 KEY = ["point", "subject", "repetition"]
@@ -95,56 +97,128 @@ def _state(value: Any) -> str | None:
     return {"on": "on", "true": "on", "off": "off", "false": "off"}.get(str(value).lower())
 
 
-def _pct_phrase(pct: float, less: str, more: str) -> str:
-    if abs(pct) < 0.5:
-        return f"about the same {less.split()[-1]}"
-    return f"{abs(pct):.0f}% {less if pct < 0 else more}"
+# counters a finding states beside the primary metric: (counter, words for less, words for more)
+COUNTED = ((READS, "fewer physical reads", "more physical reads"), (READ_AHEAD, "less read-ahead", "more read-ahead"))
 
 
-def findings(summary: pd.DataFrame, primary: Metric) -> list[str]:
-    """For every swept on/off knob: pair each "on" point with the "off" point that differs only in
-    that knob (same subject and cache), and say the median change in physical reads, read-ahead and
-    the primary metric in words. Whether a change is good follows ``primary.better``."""
-    if summary.empty or "median" not in summary:
+def _better(verdict: Verdict, primary: Metric) -> str:
+    if verdict not in (Verdict.MORE, Verdict.LESS):
+        return ""
+    good = (verdict is Verdict.LESS) == (primary.better == Better.LOWER)
+    return " (better)" if good else " (worse)"
+
+
+def _knobs_of(dimension: str, option: Any) -> dict[str, Any]:
+    """A matrix option as the knobs it sets (as ``StudySpec.points`` reads it)."""
+    return dict(option) if isinstance(option, dict) else {dimension: option}
+
+
+def _label(knobs: dict[str, Any]) -> str:
+    return " ".join(f"{k}={_state(v) or v}" for k, v in knobs.items()) or "default"
+
+
+def _contrasts(swept: list[dict[str, Any]], matrix: dict[str, list[Any]] | None):
+    """What a run compares, each as (name, title, side): ``side(swept)`` says whether a point is
+    the B side, the A side or neither, and what else it sets. Every swept on/off knob (on against
+    off), and every other option of a matrix dimension against the dimension's first option, the
+    spec's baseline (``{}``: the server's default)."""
+    out = []
+    for knob in sorted({k for s in swept for k, v in s.items() if _state(v) is not None}):
+        def switch(s, knob=knob):
+            return {"on": "b", "off": "a"}.get(_state(s.get(knob))), {k: v for k, v in s.items() if k != knob}
+        out.append((knob, f"{knob} on vs off", switch))
+    for dimension, options in (matrix or {}).items():
+        knobs = [_knobs_of(dimension, o) for o in options]
+        if all(len(k) == 1 and _state(next(iter(k.values()))) is not None for k in knobs):
+            continue  # an on/off knob: compared above
+        keys = set().union(*knobs)
+        for option in knobs[1:]:
+            def against_baseline(s, base=knobs[0], this=option, keys=keys):
+                chosen = {k: s[k] for k in keys if k in s}
+                side = "a" if chosen == base else "b" if chosen == this else None
+                return side, {k: v for k, v in s.items() if k not in keys}
+            out.append((f"{dimension}: {_label(option)}", f"{_label(option)} vs the baseline {_label(knobs[0])}",
+                        against_baseline))
+    return out
+
+
+def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND,
+                matrix: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
+    """Every stated difference of a study run, as numbers: each swept on/off knob's "on" point
+    against the "off" point that differs only in that knob, and each other option of a ``matrix``
+    dimension against the dimension's baseline (its first option), always at the same subject,
+    cache, target and other settings: the primary metric and the physical-read counters, each an
+    effect estimate of B against A over the two points' ok repetitions with its interval, n, method
+    and verdict against ``band`` (``mysqlbench.statistics``). The two points ran as separate tasks,
+    so the sides are not paired."""
+    if frame.empty:
         return []
-    summary = summary.assign(target=summary["target"].fillna("") if "target" in summary else "",
-                             server=summary["server"].fillna("") if "server" in summary else "")
-    swept = summary["swept"].map(json.loads)
-    switches = sorted({k for s in swept for k, v in s.items() if _state(v) is not None})
+    ok = frame[frame["status"] == "ok"]
+    points = frame.drop_duplicates(["subject", "point"])[["subject", "point", "cache", "swept", "target", "server",
+                                                          "warm"]].reset_index(drop=True)
+    points["target"] = points["target"].fillna("")
+    swept = points["swept"].map(json.loads)
+    warm = ok.groupby(["subject", "point"])["warm"].agg(lambda s: bool((s == False).any()))  # noqa: E712
+    out: list[dict[str, Any]] = []
+    for name, title, side in _contrasts(list(swept), matrix):
+        sides = swept.map(side)
+        marked = points.assign(side=sides.map(lambda x: x[0]),
+                               others=sides.map(lambda x: json.dumps(x[1], sort_keys=True, default=str)))
+        pairs = marked[marked["side"] == "b"].merge(marked[marked["side"] == "a"],
+                                                    on=["subject", "cache", "others", "target"], suffixes=("_b", "_a"))
+        for pair in pairs.itertuples():
+            b = ok[(ok["subject"] == pair.subject) & (ok["point"] == pair.point_b)]
+            a = ok[(ok["subject"] == pair.subject) & (ok["point"] == pair.point_a)]
+            measured = [("primary", primary.title, False, *primary.change_words())]
+            measured += [(c, c, True, less, more) for c, less, more in COUNTED
+                         if c in ok and b[c].notna().any() and a[c].notna().any()]
+            for column, label, counts, less, more in measured:
+                effect = compare(a[column].tolist(), b[column].tolist(), band=band, counts=counts)
+                better = _better(effect.verdict, primary) if column == "primary" else ""
+                out.append({
+                    "knob": name, "title": title, "cache": pair.cache, "target": pair.target,
+                    "server": pair.server_b, "subject": pair.subject, "on": pair.point_b, "off": pair.point_a,
+                    "others": json.loads(pair.others), "metric": primary.name if column == "primary" else column,
+                    "unwarmable": bool(warm.get((pair.subject, pair.point_b), False)
+                                       or warm.get((pair.subject, pair.point_a), False)),
+                    **effect.as_dict(),
+                    "said": f"{label} {effect.interval_words()}: {effect.verdict_words(less, more)}{better}"})
+    return out
+
+
+def findings(said: list[dict[str, Any]]) -> list[str]:
+    """The comparisons in words, one sentence per contrast (a knob on vs off, an option vs the
+    baseline), cache and target: each pair of points
+    with its intervals and verdicts; several pairs are said one by one, never pooled into one
+    number, with a tally of the primary metric's verdicts."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in said:
+        groups.setdefault((row["title"], row["cache"], row["target"]), []).append(row)
+    several_targets = len({row["target"] for row in said}) > 1
     sentences = []
-    for knob in switches:
-        frame = summary.assign(state=swept.map(lambda s, knob=knob: _state(s.get(knob))),
-                               others=swept.map(lambda s, knob=knob: json.dumps({k: v for k, v in s.items() if k != knob},
-                                                                     sort_keys=True)))
-        frame = frame[frame["median"].notna()]
-        on, off = frame[frame["state"] == "on"], frame[frame["state"] == "off"]
-        pairs = on.merge(off, on=["subject", "cache", "others", "target"], suffixes=("_on", "_off"))
-        several = summary["target"].nunique() > 1
-        for (target, cache), group in pairs.groupby(["target", "cache"], sort=True):
-            change = (100 * (group["median_on"] - group["median_off"]) / group["median_off"]).median()
-            parts = []
-            if f"{READS}_on" in group:
-                both = group[[f"{READS}_on", f"{READS}_off"]].dropna()
-                both = both[both[f"{READS}_off"] != 0]
-                if not both.empty:
-                    reads = (100 * (both[f"{READS}_on"] - both[f"{READS}_off"]) / both[f"{READS}_off"]).median()
-                    parts.append(f"{_pct_phrase(reads, 'fewer physical reads', 'more physical reads')} ({READS})")
-            if f"{READ_AHEAD}_on" in group:
-                ahead = group[[f"{READ_AHEAD}_on", f"{READ_AHEAD}_off"]].dropna()
-                if not ahead.empty:
-                    a_on, a_off = ahead[f"{READ_AHEAD}_on"].median(), ahead[f"{READ_AHEAD}_off"].median()
-                    if a_on != a_off:
-                        parts.append(f"{'more' if a_on > a_off else 'less'} read-ahead ({a_on:.0f} vs {a_off:.0f} pages)")
-            less, more = primary.change_words()
-            parts.append(_pct_phrase(change, less, more))
-            if primary.better == Better.HIGHER:
-                verdict = "better" if change > 0.5 else "worse" if change < -0.5 else None
-            else:
-                verdict = "better" if change < -0.5 else "worse" if change > 0.5 else None
-            unwarmable = bool((group["warm_on"] == False).any() or (group["warm_off"] == False).any())  # noqa: E712
-            note = "; the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
-            where = f", on {group['server_on'].iloc[0]} ({target})" if several else ""
-            sentences.append(f"{knob} on vs off, {cache} cache{where} ({len(group)} paired points{note}): "
-                             + ", ".join(parts)
-                             + (f" ({verdict})" if verdict else "") + ".")
+    for (knob, cache, target), rows in groups.items():
+        pairs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for row in rows:
+            pairs.setdefault((row["subject"], row["on"], row["off"]), []).append(row)
+        where = f", on {rows[0]['server']} ({target})" if several_targets else ""
+        unwarmable = any(row["unwarmable"] for row in rows)
+        note = "the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
+        parts = []
+        for (subject, _, _), measured in pairs.items():
+            others = _label(dict(sorted(measured[0]["others"].items())))
+            # read-ahead is said where it is decided; every comparison is in the numbers either way
+            stated = [m["said"] for m in measured if m["metric"] != READ_AHEAD or m["verdict"] != Verdict.INCONCLUSIVE.value]
+            parts.append(f"{subject}{' at ' + others if others != 'default' else ''}: " + "; ".join(stated))
+        if len(pairs) == 1:
+            sentences.append(f"{knob}, {cache} cache{where}{f' ({note})' if note else ''}: {parts[0]}.")
+            continue
+        counters = {c for c, _, _ in COUNTED}
+        tally: dict[str, int] = {}
+        for row in rows:
+            if row["metric"] not in counters:
+                tally[row["verdict"]] = tally.get(row["verdict"], 0) + 1
+        counted = ", ".join(f"{verdict} in {count}" for verdict, count in sorted(tally.items()))
+        sentences.append(f"{knob}, {cache} cache{where} ({len(pairs)} pairs of points, each said, not "
+                         f"pooled; primary metric verdicts: {counted}{'; ' + note if note else ''}): "
+                         + " | ".join(parts) + ".")
     return sentences

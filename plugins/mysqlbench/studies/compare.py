@@ -4,10 +4,12 @@ regression report and the UI compare the same way.
 
 Input is the execution frame (``analysis.execution_frame``: one row per execution with ``server``
 and ``target``) and the plans recorded per point. Output: per unit and setting, the primary
-metric's median on each server and its ratio to the first server, each counter's median per
-server (absent where the server lacks it, never 0), and per server the plan hash that is comparable
-across flavors (``measure.comparable_plan_hash``: the same join order and accesses hash the same on
-MariaDB's and MySQL's JSON).
+metric's median on each server and, against the first server, the effect estimate
+(``mysqlbench.statistics``: the ratio with its 95% interval, n per side and verdict; the two sides
+are independent executions, so unpaired), each counter's median per server (absent where the
+server lacks it, never 0), and per server the plan hash that is comparable across flavors
+(``measure.comparable_plan_hash``: the same join order and accesses hash the same on MariaDB's and
+MySQL's JSON).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from mysqlbench.statistics import DEFAULT_BAND
+from mysqlbench.statistics import compare as estimate
 from mysqlbench.workloads.base import Metric
 
 _TARGET = re.compile(r"^target=\S+ ?")
@@ -31,10 +35,17 @@ def server_label(row: Any) -> str:
     return f"{row['server']} ({row['target']})" if row.get("target") else str(row["server"])
 
 
+def _interval(effect) -> str:
+    if effect.ci_low is None:
+        return f"none ({effect.why})" if effect.estimate is not None else effect.why
+    return f"{1 + effect.ci_low:.3f} .. {1 + effect.ci_high:.3f} ({100 * effect.confidence:.3g}%)"
+
+
 def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = (),
-            plans: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            plans: list[dict[str, Any]] | None = None, band: float = DEFAULT_BAND) -> dict[str, Any]:
     """Side-by-side tables; ``servers`` lists the servers in the order they are compared (the
-    first is the baseline of the ratios)."""
+    first is the baseline of the ratios). Beside each ratio (Hodges-Lehmann, B / A): its interval,
+    n per side and the verdict against ``band``."""
     if frame.empty or "server" not in frame:
         return {"servers": [], "primary": None, "counters": {}, "plans": None}
     frame = frame.assign(setting=frame["point"].map(setting_of), label=frame.apply(server_label, axis=1))
@@ -46,8 +57,15 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
     medians = ok.pivot_table(index=index, columns="label", values="primary", aggfunc="median")
     medians = medians.reindex(columns=servers)
     baseline = servers[0]
+    values = ok.groupby(index + ["label"])["primary"].agg(list)
     for other in servers[1:]:
-        medians[f"{other} / {baseline}"] = medians[other] / medians[baseline]
+        ratio = f"{other} / {baseline}"
+        effects = {key: estimate(values.get((*key, baseline), []), values.get((*key, other), []), band=band)
+                   for key in medians.index}
+        medians[ratio] = [None if e.estimate is None else 1 + e.estimate for e in effects.values()]
+        medians[f"{ratio}: 95% CI"] = [_interval(e) for e in effects.values()]
+        medians[f"{ratio}: n"] = [f"{e.n_a} vs {e.n_b}" for e in effects.values()]
+        medians[f"{ratio}: verdict"] = [e.verdict.value for e in effects.values()]
     not_applicable = frame[frame["status"] == "not_applicable"].groupby(index + ["label"])["why"].first()
     counter_tables = {}
     for counter in counters:

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench import paths
-from mysqlbench.studies.analysis import findings, summaries
+from mysqlbench.studies.analysis import comparisons, findings, summaries
 from mysqlbench.studies.compare import as_records, compare
 
 
@@ -126,6 +126,26 @@ def _os_chart(series: pd.DataFrame, path: Path) -> bool:
     return True
 
 
+VERDICT_WORDS = ("<p>How to read a verdict: <b>more</b> or <b>less</b> only when the whole confidence interval "
+                 "lies beyond ±{band} (the spec's <code>min_effect</code>); <b>same</b> when it lies inside: no "
+                 "difference larger than {band}; <b>inconclusive</b> when it straddles a band edge, or when too few "
+                 "repetitions give no interval at all. Effects are changes of B (on) against A (off): Hodges-Lehmann "
+                 "on log ratios with its exact rank interval; n is the repetitions on each side.</p>")
+
+
+def _comparisons_table(said: list[dict[str, Any]], band: float) -> str:
+    """Every comparison behind the findings, as numbers."""
+    table = pd.DataFrame([{"knob": c["knob"], "cache": c["cache"], "subject": c["subject"], "on": c["on"],
+                           "off": c["off"], "metric": c["metric"], "effect": c["estimate"], "ci low": c["ci_low"],
+                           "ci high": c["ci_high"], "level": c["confidence"], "n off": c["n_a"], "n on": c["n_b"],
+                           "verdict": c["verdict"]} for c in said])
+    for column in ("effect", "ci low", "ci high"):
+        table[column] = table[column].map(lambda v: "-" if v is None or pd.isna(v) else f"{100 * v:+.1f}%")
+    table["level"] = table["level"].map(lambda v: "none" if v is None or pd.isna(v) else f"{100 * v:.1f}%")
+    return ("<h2>Comparisons (each finding's numbers)</h2>" + VERDICT_WORDS.format(band=f"{100 * band:.3g}%")
+            + table.to_html(index=False, na_rep="-"))
+
+
 def _observed(failure: dict[str, Any]) -> dict[str, Any]:
     return {k: failure[k] for k in ("observed", "unexpected_count", "unexpected", "mismatched", "error") if k in failure}
 
@@ -136,7 +156,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     directory = report_dir(dag_id, run_id)
     counters = workload.summary_counters()
     summary = summaries(frame, counters)
-    sentences = findings(summary, workload.primary)
+    said = comparisons(frame, workload.primary, band=spec.min_effect, matrix=spec.matrix)
+    sentences = findings(said)
     valid = bool(validation.get("success"))
     charts = []
     for subject in sorted(summary["subject"].unique()) if not summary.empty else []:
@@ -173,7 +194,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                                pivot.to_html(float_format="%.4f", na_rep="-")))
     for title, table in extra_tables:
         tables.append((title, table.to_html(float_format="%.2f", na_rep="absent")))
-    comparison = compare(frame, workload.primary, tuple(spec.counters), plans)  # every counter: flavors differ
+    # every counter: flavors differ in which they have
+    comparison = compare(frame, workload.primary, tuple(spec.counters), plans, band=spec.min_effect)
     if comparison["primary"] is not None:
         tables.insert(0, (f"Servers side by side: median {workload.primary.name} ({workload.primary.unit}; "
                           f"{workload.primary.better.value} is better; ratios to {comparison['servers'][0]})",
@@ -191,10 +213,13 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         plan_groups.setdefault(key, []).append(plan["point"])
         outlines[key] = plan.get("outline", [])
     records = json.loads(summary.to_json(orient="records")) if not summary.empty else []
+    for record in records:  # the swept knobs as an object, not the frame's JSON text
+        record["swept"] = json.loads(record["swept"]) if isinstance(record.get("swept"), str) else record.get("swept")
     out = {
         "study": spec.study, "workload": workload.name, "dag_id": dag_id, "run_id": run_id, "valid": valid,
         "label": workload.label, "primary_metric": workload.primary.__dict__ | {"better": workload.primary.better.value},
-        "findings": sentences, "noise_flags": flags, "validation": validation,
+        "findings": sentences, "comparisons": [{k: v for k, v in c.items() if k != "said"} for c in said],
+        "noise_flags": flags, "validation": validation,
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
         "servers": as_records(comparison),
         "tables": {title: json.loads(table.reset_index().to_json(orient="records")) for title, table in extra_tables},
@@ -218,6 +243,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                 f"{stats.get('evaluated_expectations', '?')} expectations met.</p>")
     body.append("<h2>Findings</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences or
                                                     ["no on/off knob was swept"]) + "</ul>")
+    if said:
+        body.append(_comparisons_table(said, spec.min_effect))
     if flags:
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]

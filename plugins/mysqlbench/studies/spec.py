@@ -108,6 +108,11 @@ class StudySpec(BaseModel):
     noise_cv_max: float = Field(default=0.10, gt=0, le=10,
                                 description="flag a point whose coefficient of variation is above this",
                                 json_schema_extra=_form(VALIDATE, "Noise threshold (CV)"))
+    min_effect: float = Field(default=0.03, ge=0, le=1,
+                              description="practical-equivalence band of a comparison (0.03: 3%): a difference is "
+                                          "called more or less only when its whole 95% interval lies beyond it, "
+                                          "and no difference when the interval lies inside it",
+                              json_schema_extra=_form(VALIDATE, "Smallest effect that matters"))
     allow_timeouts: bool = Field(default=False, description="a timed-out execution does not invalidate the run",
                                  json_schema_extra=_form(VALIDATE, "Allow timeouts"))
     retries: int = Field(default=1, ge=0, le=10, description="Airflow retries of a point (and of the dataset step)",

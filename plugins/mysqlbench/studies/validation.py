@@ -2,7 +2,9 @@
 engine's expectations (every planned point and unit recorded, statuses, a positive primary metric,
 non-negative counters, cache evidence for cold and warm rows) plus the workload's own (for TPC-H:
 the same answer at every point, DuckDB's verdict on every answer). Noise above the spec's threshold
-is flagged, not gated."""
+is flagged, not gated. Every comparison the report will state is checked too: its n and method,
+an interval that holds its estimate at its stated level wherever the repetitions allow one, and no
+verdict but "inconclusive" without one (a run whose comparisons are all inconclusive is valid)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pandas as pd
 from mysqlbench.checks import condition, validate_frames
 from mysqlbench.measure import GAUGES
 from mysqlbench.results.store import Validation
-from mysqlbench.studies.analysis import READS, summaries
+from mysqlbench.statistics import Verdict
+from mysqlbench.studies.analysis import READS, comparisons, summaries
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,47 @@ def engine_expectations(spec, frame: pd.DataFrame) -> list[Any]:
     return out
 
 
+UNPAIRED_MIN_N = 4  # the fewest values a side for which two unpaired sides have a 95% interval (94.3%)
+
+
+def comparison_expectations() -> list[Any]:
+    import great_expectations as gx
+
+    E = gx.expectations
+    out = [E.ExpectColumnValuesToBeInSet(column="verdict", value_set=[v.value for v in Verdict],
+                                         meta={"check": "comparison_verdict"}),
+           E.ExpectColumnValuesToNotBeNull(column="method", meta={"check": "comparison_method"})]
+    for column in ("n_a", "n_b"):
+        out.append(E.ExpectColumnValuesToBeBetween(column=column, min_value=1, meta={"check": "comparison_n"}))
+    with_interval = condition(has_interval=True)
+    out += [
+        E.ExpectColumnValuesToBeBetween(column="confidence", min_value=0.93, max_value=1, **with_interval,
+                                        meta={"check": "comparison_level"}),
+        E.ExpectColumnPairValuesAToBeGreaterThanB(column_A="ci_high", column_B="estimate", or_equal=True,
+                                                  **with_interval, meta={"check": "comparison_interval_holds_estimate"}),
+        E.ExpectColumnPairValuesAToBeGreaterThanB(column_A="estimate", column_B="ci_low", or_equal=True,
+                                                  **with_interval, meta={"check": "comparison_interval_holds_estimate"}),
+        E.ExpectColumnValuesToBeInSet(column="verdict", value_set=[Verdict.INCONCLUSIVE.value],
+                                      **condition(has_interval=False), meta={"check": "no_interval_no_claim"}),
+        E.ExpectColumnValuesToBeInSet(column="has_interval", value_set=[True], **condition(enough=True),
+                                      meta={"check": "interval_where_repetitions_allow"}),
+    ]
+    return out
+
+
+def comparisons_frame(spec, workload, frame: pd.DataFrame) -> pd.DataFrame:
+    """The run's comparisons (as the report states them) as a typed frame for GX."""
+    said = pd.DataFrame(comparisons(frame, workload.primary, band=spec.min_effect, matrix=spec.matrix))
+    if said.empty:
+        return said
+    said["has_interval"] = said["ci_low"].notna()
+    said["enough"] = (said["n_a"] >= UNPAIRED_MIN_N) & (said["n_b"] >= UNPAIRED_MIN_N) & said["estimate"].notna()
+    for column in ("estimate", "ci_low", "ci_high", "confidence"):
+        said[column] = said[column].astype(float)
+    return said[["subject", "on", "off", "metric", "estimate", "ci_low", "ci_high", "confidence", "n_a", "n_b",
+                 "method", "verdict", "has_interval", "enough"]]
+
+
 def validate_study(spec, workload, frame: pd.DataFrame) -> tuple[Validation, list[str]]:
     """(GX's verdict with its failures, noise flags)."""
     frame = frame.assign(point_unit=frame["point"] + " | " + frame["subject"]) if not frame.empty else \
@@ -64,7 +108,11 @@ def validate_study(spec, workload, frame: pd.DataFrame) -> tuple[Validation, lis
         if column in typed:
             typed[column] = typed[column].astype(object)
     expectations = engine_expectations(spec, typed) + workload.expectations(typed)
-    result = validate_frames(spec.study, [("executions", typed, expectations)])
+    batches = [("executions", typed, expectations)]
+    said = comparisons_frame(spec, workload, frame)
+    if not said.empty:
+        batches.append(("comparisons", said, comparison_expectations()))
+    result = validate_frames(spec.study, batches)
     flags = []
     summary = summaries(frame)
     for row in summary.itertuples() if not summary.empty else []:

@@ -236,7 +236,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     frame, plans = frame_of_runs(labelled, workload.primary)
     counters = tuple(spec.counters)
     return {"study": study, "primary": workload.primary, "lineage": lineage,
-            "comparison": compare(frame, workload.primary, counters, plans)}
+            "comparison": compare(frame, workload.primary, counters, plans, band=spec.min_effect)}
 
 
 def create_app() -> FastAPI:
