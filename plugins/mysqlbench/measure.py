@@ -66,6 +66,34 @@ def read_status(conn) -> dict[str, int]:
         return out
 
 
+def _repeated_keys_as_nested_loop(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys repeat, read whole: MariaDB 10.5's EXPLAIN FORMAT=JSON writes a
+    join's tables as repeated ``"table"`` keys of one object (10.6+ writes a ``nested_loop`` list),
+    and a plain ``json.loads`` keeps only the last one, so different joins looked alike. Every
+    occurrence of a repeated key goes, in its order, into a ``nested_loop`` list of one-key objects,
+    the shape later versions write."""
+    counts: dict[str, int] = {}
+    for key, _ in pairs:
+        counts[key] = counts.get(key, 0) + 1
+    if all(n == 1 for n in counts.values()):
+        return dict(pairs)
+    out: dict[str, Any] = {}
+    loop = []
+    for key, value in pairs:
+        if counts[key] > 1:
+            loop.append({key: value})
+        else:
+            out[key] = value
+    existing = out.get("nested_loop")
+    out["nested_loop"] = (existing if isinstance(existing, list) else []) + loop
+    return out
+
+
+def parse_plan(text: str) -> Any:
+    """EXPLAIN FORMAT=JSON output as an object, with repeated keys kept (see above)."""
+    return json.loads(text, object_pairs_hook=_repeated_keys_as_nested_loop)
+
+
 def plan_structure_hash(plan: Any) -> str:
     """Hash of a plan's shape: access types, tables, keys, join, MRR and sort strategies. Numbers
     (row estimates, filtered, costs), cost blocks and ANALYZE's r_* fields are left out, so the
@@ -372,7 +400,7 @@ class StatementRunner:
     def explain(self, statement: str) -> tuple[dict[str, Any], str]:
         with self.conn.cursor() as cur:
             cur.execute(f"EXPLAIN FORMAT=JSON {statement}")
-            plan = json.loads(cur.fetchone()[0])
+            plan = parse_plan(cur.fetchone()[0])
         return plan, plan_structure_hash(plan)
 
     def _session_long_query_time(self, seconds: float) -> None:

@@ -98,3 +98,34 @@ def test_redo_log_size_is_the_variable_each_version_has(servers):
             conn.close()
     assert seen == {"mariadb-10.5": ("innodb_log_file_size", False), "mariadb-10.11": ("innodb_log_file_size", True),
                     "mariadb-11.8": ("innodb_log_file_size", True), "mysql-9.7": ("innodb_redo_log_capacity", True)}
+
+
+def test_a_joins_plan_names_every_table_on_every_server(servers):
+    """A two-table join explained by each catalog server's own EXPLAIN FORMAT=JSON: both tables in
+    the outline and the comparable plan, in join order (MariaDB 10.5 writes them as repeated "table"
+    keys of one object, which a plain JSON reader cuts to the last), and one comparable hash for
+    the same join order on every server."""
+    from mysqlbench.measure import comparable_plan_hash, parse_plan, plan_accesses
+
+    hashes = {}
+    for server_id, server in servers.items():
+        conn = server.admin_connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("CREATE DATABASE IF NOT EXISTS plan_probe")
+                cur.execute("CREATE TABLE IF NOT EXISTS plan_probe.o (o_id INT PRIMARY KEY, o_c INT) ENGINE=InnoDB")
+                cur.execute("CREATE TABLE IF NOT EXISTS plan_probe.l (l_o INT, l_n INT, PRIMARY KEY (l_o, l_n)) "
+                            "ENGINE=InnoDB")
+                cur.execute("INSERT IGNORE INTO plan_probe.o VALUES " + ",".join(f"({i},{i % 7})" for i in range(200)))
+                cur.execute("INSERT IGNORE INTO plan_probe.l VALUES " + ",".join(f"({i // 4},{i % 4})" for i in range(800)))
+                cur.execute("ANALYZE TABLE plan_probe.o, plan_probe.l")
+                cur.fetchall()
+                cur.execute("EXPLAIN FORMAT=JSON SELECT STRAIGHT_JOIN COUNT(*) FROM plan_probe.o "
+                            "JOIN plan_probe.l ON l.l_o = o.o_id WHERE o.o_c = 3")
+                plan = parse_plan(cur.fetchone()[0])
+                cur.execute("DROP DATABASE plan_probe")
+        finally:
+            conn.close()
+        assert [a["table"] for a in plan_accesses(plan)] == ["o", "l"], (server_id, plan)
+        hashes[server_id] = comparable_plan_hash(plan)
+    assert len(set(hashes.values())) == 1, hashes

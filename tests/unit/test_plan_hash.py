@@ -68,3 +68,27 @@ def test_the_same_plan_hashes_the_same_on_mariadb_and_mysql():
     assert comparable_plan_hash(mariadb) == comparable_plan_hash(MYSQL["bka_on"])
     assert comparable_plan_hash(MYSQL["bka_off"]) != comparable_plan_hash(MYSQL["bka_on"])
     assert plan_structure_hash(mariadb) != plan_structure_hash(MYSQL["bka_on"])  # the raw shapes differ
+
+
+# MariaDB 10.5 writes a join's tables as repeated "table" keys of one object (10.6+: nested_loop)
+REPEATED_10_5 = """{"query_block": {"select_id": 1,
+  "table": {"table_name": "orders", "access_type": "ALL", "rows": 1500},
+  "table": {"table_name": "lineitem", "access_type": "ref", "key": "i_l_orderkey", "rows": 4}}}"""
+REPEATED_OTHER_JOIN = """{"query_block": {"select_id": 1,
+  "table": {"table_name": "customer", "access_type": "ALL", "rows": 150},
+  "table": {"table_name": "lineitem", "access_type": "ref", "key": "i_l_orderkey", "rows": 4}}}"""
+NESTED_10_11 = """{"query_block": {"select_id": 1, "nested_loop": [
+  {"table": {"table_name": "orders", "access_type": "ALL", "rows": 1500}},
+  {"table": {"table_name": "lineitem", "access_type": "ref", "key": "i_l_orderkey", "rows": 4}}]}}"""
+
+
+def test_repeated_keys_are_read_whole_and_hash_like_the_nested_loop_form():
+    from mysqlbench.measure import comparable_plan_hash, parse_plan, plan_outline
+
+    plan = parse_plan(REPEATED_10_5)
+    assert plan_outline(plan) == ["orders ALL", "lineitem ref key=i_l_orderkey"]
+    assert comparable_plan_hash(plan) == comparable_plan_hash(parse_plan(NESTED_10_11))
+    assert plan_structure_hash(plan) != plan_structure_hash(parse_plan(REPEATED_OTHER_JOIN))
+    assert comparable_plan_hash(plan) != comparable_plan_hash(parse_plan(REPEATED_OTHER_JOIN))
+    # a plain json.loads keeps only the last table: the two joins would look the same
+    assert plan_structure_hash(json.loads(REPEATED_10_5)) == plan_structure_hash(json.loads(REPEATED_OTHER_JOIN))
