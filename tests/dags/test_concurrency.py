@@ -32,16 +32,18 @@ RUN = textwrap.dedent("""
 def test_concurrent_studies_wait_and_each_point_runs_with_its_own_settings(airflow_db, target, managed, session_dir):
     from airflow.models.pool import Pool
 
-    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+    from mysqlbench.targets.managed import ManagedServer
 
-    second = ManagedServer(ManagedSpec.load("bench"))  # another managed target, same host
+    from conftest import managed_spec
+
+    second = ManagedServer(managed_spec("test_bench"))  # another managed target, same host, a free port
     second.start()
     try:
         password = second.ensure_benchmark_user()
-        os.environ["AIRFLOW_CONN_MYSQLBENCH_BENCH"] = json.dumps(
+        os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_BENCH"] = json.dumps(
             {"conn_type": "mysql", "host": "127.0.0.1", "port": second.spec.port, "login": "mysqlbench",
              "password": password, "extra": second.connection_extra()})
-        for conn_id in (TEST_CONN, "mysqlbench_bench"):
+        for conn_id in (TEST_CONN, "mysqlbench_test_bench"):
             Pool.create_or_update_pool(f"target_{conn_id}", slots=1, description="tests", include_deferred=False)
         db = Path(os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].removeprefix("sqlite:///"))
         runs = {
@@ -50,7 +52,7 @@ def test_concurrent_studies_wait_and_each_point_runs_with_its_own_settings(airfl
             "tpch_icp_study": {"scale_factor": 0.01, "schema": SCHEMA, "target_conn_id": TEST_CONN, "repetitions": 1,
                                "seed": 4},
             "tpch_load": {"scale_factor": 0.01, "schema": SCHEMA, "target_conn_id": TEST_CONN},
-            "probe_study": {"target_conn_id": "mysqlbench_bench"},
+            "probe_study": {"target_conn_id": "mysqlbench_test_bench"},
         }
         procs, logs = {}, {}
         for n, (dag_id, conf) in enumerate(runs.items()):

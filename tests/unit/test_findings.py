@@ -203,3 +203,12 @@ def test_a_dimension_of_paired_values_is_compared_with_its_first_option_at_each_
                                        "join_buffer_size=256K mrr_buffer_size=256K"}
     against = [c for c in said if c["title"] != "bka on vs off" and c["metric"] == "client_seconds"]
     assert sorted(c["others"]["bka"] for c in against) == [False, True]
+
+
+def test_a_side_that_was_not_applicable_is_not_compared():
+    """MariaDB has no buffer pool instances: those points record no value, so there is nothing to
+    compare them with (the report says why per point), and GX is not handed an n of 0."""
+    frame = executions(bka())
+    assert comparisons(frame, TIME)
+    frame.loc[frame["point"].str.contains("bka=on"), ["status", "primary"]] = ["not_applicable", float("nan")]
+    assert comparisons(frame, TIME) == []

@@ -169,6 +169,8 @@ def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND
         for pair in pairs.itertuples():
             b = ok[(ok["subject"] == pair.subject) & (ok["point"] == pair.point_b)]
             a = ok[(ok["subject"] == pair.subject) & (ok["point"] == pair.point_a)]
+            if not (a["primary"].notna().any() and b["primary"].notna().any()):
+                continue  # a side not applicable (or never measured) here: the report says why, per point
             measured = [("primary", primary.title, False, *primary.change_words())]
             measured += [(c, c, True, less, more) for c, less, more in COUNTED
                          if c in ok and b[c].notna().any() and a[c].notna().any()]
