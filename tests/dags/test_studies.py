@@ -162,9 +162,10 @@ def test_report_findings_come_from_the_run(bka_run):
     """The report's findings and comparisons are the run's executions, estimated: two pairs of
     points per cache (the two buffer sizes), each with its n; at 2 repetitions no 95% interval."""
     from mysqlbench.studies.report import report_dir
+    from mysqlbench.studies.spec import load_spec, spec_path
 
     frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
-    said = comparisons(frame, PRIMARY)
+    said = comparisons(frame, PRIMARY, matrix=load_spec(spec_path("tpch_bka_study")).matrix)
     summary = json.loads((report_dir(bka_run.dag_id, bka_run.run_id) / "summary.json").read_text())
     assert summary["findings"] == findings(said)
     buffers = "join_buffer_size=6M mrr_buffer_size=6M vs the baseline join_buffer_size=256K mrr_buffer_size=256K"
