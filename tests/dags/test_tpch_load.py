@@ -140,6 +140,14 @@ def server_fingerprint(admin_conn) -> tuple[dict, int, int]:
     return {k: int(v) for k, v in rows.items()}, uptime, connections
 
 
+def untouched(first, then) -> None:
+    """Two server_fingerprint readings: no statement counted, not even a connection, no restart."""
+    (before, uptime_before, connections_before), (after, uptime_after, connections_after) = first, then
+    assert after == before, {k: (before[k], after[k]) for k in after if after[k] != before.get(k)}
+    assert connections_after == connections_before, "nothing even connected"
+    assert uptime_after >= uptime_before
+
+
 @pytest.mark.parametrize("conf,message", [
     ({"scale_factor": 0}, "scale_factor"),
     ({"scale_factor": -1}, "scale_factor"),
@@ -163,9 +171,7 @@ def test_bad_input_is_refused_by_the_check_before_any_server_change(target, mana
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:
         conn.close()
-    assert after == before, {k: (before[k], after[k]) for k in after if after[k] != before.get(k)}
-    assert connections_after == connections_before, "nothing even connected"
-    assert uptime_after >= uptime_before
+    untouched((before, uptime_before, connections_before), (after, uptime_after, connections_after))
 
 
 def test_a_refused_load_fails_at_its_first_task_and_touches_nothing(dag, loaded, managed, capfd):
@@ -187,9 +193,7 @@ def test_a_refused_load_fails_at_its_first_task_and_touches_nothing(dag, loaded,
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:
         conn.close()
-    assert after == before, {k: (before[k], after[k]) for k in after if after[k] != before.get(k)}
-    assert connections_after == connections_before, "nothing even connected"
-    assert uptime_after >= uptime_before
+    untouched((before, uptime_before, connections_before), (after, uptime_after, connections_after))
 
 
 def test_benchmark_password_appears_nowhere(loaded, bench_password, session_dir):
