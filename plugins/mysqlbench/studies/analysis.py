@@ -13,6 +13,7 @@ import pandas as pd
 
 from mysqlbench.results.store import SampleKind
 from mysqlbench.statistics import DEFAULT_BAND, Verdict, compare
+from mysqlbench.studies.spec import as_knobs
 from mysqlbench.workloads.base import Better, Metric
 
 KEY = ["point", "subject", "repetition"]
@@ -108,11 +109,6 @@ def _better(verdict: Verdict, primary: Metric) -> str:
     return " (better)" if good else " (worse)"
 
 
-def _knobs_of(dimension: str, option: Any) -> dict[str, Any]:
-    """A matrix option as the knobs it sets (as ``StudySpec.points`` reads it)."""
-    return dict(option) if isinstance(option, dict) else {dimension: option}
-
-
 def _label(knobs: dict[str, Any]) -> str:
     return " ".join(f"{k}={_state(v) or v}" for k, v in knobs.items()) or "default"
 
@@ -128,7 +124,7 @@ def _contrasts(swept: list[dict[str, Any]], matrix: dict[str, list[Any]] | None)
             return {"on": "b", "off": "a"}.get(_state(s.get(knob))), {k: v for k, v in s.items() if k != knob}
         out.append((knob, f"{knob} on vs off", switch))
     for dimension, options in (matrix or {}).items():
-        knobs = [_knobs_of(dimension, o) for o in options]
+        knobs = [as_knobs(dimension, o) for o in options]
         if all(len(k) == 1 and _state(next(iter(k.values()))) is not None for k in knobs):
             continue  # an on/off knob: compared above
         keys = set().union(*knobs)

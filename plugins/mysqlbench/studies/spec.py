@@ -215,7 +215,7 @@ class StudySpec(BaseModel):
             if not options:
                 raise ValueError(f"matrix dimension {dimension!r} has no values")
             for option in options:
-                for knob, knob_value in _as_knobs(dimension, option).items():
+                for knob, knob_value in as_knobs(dimension, option).items():
                     if knob not in swept_params:  # a workload param is checked by its model (_whole)
                         check_knob(knob, knob_value)
         return value
@@ -231,7 +231,7 @@ class StudySpec(BaseModel):
         workload.params_model.model_validate(self.workload_params)
         for dimension, options in self.matrix.items():  # each swept workload param, as its model takes it
             for option in options:
-                mine = {k: v for k, v in _as_knobs(dimension, option).items() if k in workload.sweep_params}
+                mine = {k: v for k, v in as_knobs(dimension, option).items() if k in workload.sweep_params}
                 if mine:
                     try:
                         workload.params_model.model_validate({**self.workload_params, **mine})
@@ -239,7 +239,7 @@ class StudySpec(BaseModel):
                         raise ValueError(f"matrix {dimension} = {option!r}: " + "; ".join(
                             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())) from None
         workload.check_spec(self)
-        swept = {k for d, opts in self.matrix.items() for o in opts for k in _as_knobs(d, o)}
+        swept = {k for d, opts in self.matrix.items() for o in opts for k in as_knobs(d, o)}
         fixed = swept & (set(self.settings) | set(self.workload_params))
         if fixed:
             raise ValueError(f"both fixed (settings or workload_params) and swept in the matrix: {sorted(fixed)}")
@@ -268,7 +268,7 @@ class StudySpec(BaseModel):
             swept: dict[str, Any] = {}
             defaults = []  # an empty mapping sets nothing: the server's default, the sweep's baseline
             for (dimension, _), option in zip(dims, combo, strict=True):
-                swept.update(_as_knobs(dimension, option))
+                swept.update(as_knobs(dimension, option))
                 if option == {}:
                     defaults.append(f"{dimension}=default")
             for cache in self.cache:
@@ -288,7 +288,7 @@ class StudySpec(BaseModel):
         return points
 
 
-def _as_knobs(dimension: str, option: Any) -> dict[str, Any]:
+def as_knobs(dimension: str, option: Any) -> dict[str, Any]:
     """A scalar option sets the knob named like the dimension; a mapping sets several knobs."""
     if isinstance(option, dict):
         return dict(option)
