@@ -7,6 +7,11 @@ export AIRFLOW__CORE__PLUGINS_FOLDER="$repo/plugins"
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__EXECUTOR="${AIRFLOW__CORE__EXECUTOR:-LocalExecutor}"
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db}"
+case "$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN" in
+  sqlite*)  # one writer at a time: wait for the lock up to a minute, not sqlite3's 5 s (plugins/mysqlbench/airflow_db.py)
+    export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS:-mysqlbench.airflow_db.SQLITE_CONNECT_ARGS}"
+    export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC:-mysqlbench.airflow_db.SQLITE_CONNECT_ARGS_ASYNC}" ;;
+esac
 export AIRFLOW__LOGGING__LOGGING_LEVEL="${AIRFLOW__LOGGING__LOGGING_LEVEL:-INFO}"
 export GX_ANALYTICS_ENABLED=False
 export PYTHONPATH="$repo/plugins${PYTHONPATH:+:$PYTHONPATH}"

@@ -1,0 +1,37 @@
+"""The local deployment's Airflow metadata DB is SQLite, written by the scheduler, the
+dag-processor, the api-server and CLI commands at once: a command must wait for another's write,
+not fail with "database is locked" after sqlite3's default 5 s (CI saw `airflow backfill create`
+refused that way while the scheduler committed)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import threading
+import time
+
+from conftest import REPO
+
+HOLD_S = 20  # longer than the CLI's start plus sqlite3's default 5 s wait, well under the minute allowed
+
+
+def test_a_cli_write_waits_for_the_schedulers_lock(airflow_db):
+    path = airflow_db.removeprefix("sqlite:///")
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, as the scheduler's
+    holder.execute("UPDATE dag SET is_paused = is_paused")
+    released = threading.Timer(HOLD_S, lambda: holder.execute("COMMIT"))
+    started = time.monotonic()
+    released.start()
+    try:
+        done = subprocess.run([str(REPO / "bin" / "airflow"), "variables", "set", "mysqlbench_lock_probe", "1"],
+                              capture_output=True, text=True, env=os.environ.copy(), timeout=120)
+    finally:
+        released.join()
+        holder.close()
+    waited = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert waited >= HOLD_S  # it did wait for the lock rather than slip in
+    stored = sqlite3.connect(path).execute("SELECT count(*) FROM variable WHERE key = 'mysqlbench_lock_probe'")
+    assert stored.fetchone() == (1,)  # (its value is stored encrypted)
