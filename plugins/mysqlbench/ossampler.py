@@ -207,4 +207,6 @@ def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         # CPU time used by everything but the server, the benchmark tool and this process, as a share
         # of all CPUs
         "other_cpu_pct": round(100 * max(busy - ours, 0) / total, 1) if ours is not None else None,
+        # time a hypervisor gave this machine's CPUs to another guest (absent where /proc/stat has no column)
+        "steal_pct": round(100 * cpu[7] / total, 1) if len(cpu) > 7 else None,
     }

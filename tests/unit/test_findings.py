@@ -158,7 +158,8 @@ def test_great_expectations_holds_every_stated_comparison_to_its_interval():
     from mysqlbench.checks import validate_frames
     from mysqlbench.studies.validation import comparison_expectations, comparisons_frame
 
-    spec, workload = SimpleNamespace(min_effect=0.03, matrix={"bka": [False, True]}), SimpleNamespace(primary=TIME)
+    spec = SimpleNamespace(min_effect=0.03, matrix={"bka": [False, True]}, sequential=False)
+    workload = SimpleNamespace(primary=TIME)
     said = comparisons_frame(spec, workload, executions(bka()))
     assert len(said) == 2 and said["has_interval"].all() and said["enough"].all()
     assert validate_frames("t", [("comparisons", said, comparison_expectations())]).success

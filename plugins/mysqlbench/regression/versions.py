@@ -176,14 +176,14 @@ def already_measured(store, key: dict[str, Any]) -> dict[str, Any] | None:
     import sqlalchemy as sa
 
     from mysqlbench.regression.history import STUDY_SUITE_TASK
-    from mysqlbench.results.store import samples, validations
+    from mysqlbench.results.store import measured_by, samples, validations
 
     with store.engine.connect() as conn:
         runs = conn.execute(
             sa.select(samples.c.dag_id, samples.c.run_id, samples.c.dataset_id, sa.func.min(samples.c.recorded_at))
             .where(samples.c.study == key["study"], samples.c.spec_hash == key["spec_hash"],
                    samples.c.server_version == key["server_version"], samples.c.host_hash == key["host_hash"],
-                   samples.c.task_id == "measure_point")
+                   measured_by(samples.c.task_id))
             .group_by(samples.c.dag_id, samples.c.run_id, samples.c.dataset_id)
             .order_by(sa.func.min(samples.c.recorded_at).desc())).all()
         for dag_id, run_id, dataset_id, when in runs:
@@ -213,7 +213,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from mysqlbench.regression.history import STUDY_SUITE_TASK
-    from mysqlbench.results.store import samples, validations
+    from mysqlbench.results.store import measured_by, samples, validations
     from mysqlbench.studies.compare import as_records, compare, frame_of_runs, server_of, setting_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
@@ -229,7 +229,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
             verdict[run_id] = verdict.get(run_id, True) and bool(success)
         valid = sorted(r for r, ok in verdict.items() if ok)
         rows = [dict(r._mapping) for r in conn.execute(sa.select(samples).where(
-            samples.c.dag_id == study, samples.c.run_id.in_(valid), samples.c.task_id == "measure_point"))] \
+            samples.c.dag_id == study, samples.c.run_id.in_(valid), measured_by(samples.c.task_id)))] \
             if valid else []
     per_run: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

@@ -27,6 +27,20 @@ RESULTS_CONN_ID = "mysqlbench_results"
 MIGRATIONS = Path(__file__).with_name("migrations")
 BASELINE_REVISION = "0001"  # the schema the first release created without Alembic
 SQLITE_BUSY_TIMEOUT_MS = 60_000
+# the tasks whose rows are a study's measurements: every point of a fixed-repetition run, and the
+# first round of a ``repetitions: auto`` run (later rounds: measure_round_2, measure_round_3, ...)
+MEASURE_TASK = "measure_point"
+_ROUND_PREFIX = "measure_round_"
+
+
+def round_task_id(number: int) -> str:
+    """The measuring task of round ``number`` (1-based)."""
+    return MEASURE_TASK if number == 1 else f"{_ROUND_PREFIX}{number}"
+
+
+def measured_by(column: sa.Column) -> sa.ColumnElement[bool]:
+    """A ``task_id`` column's rows that are measurements (any round)."""
+    return sa.or_(column == MEASURE_TASK, column.startswith(_ROUND_PREFIX, autoescape=True))
 
 metadata = sa.MetaData()
 
@@ -391,8 +405,14 @@ class ResultsStore:
                                  .order_by(report_files.c.written_at.desc())).all()
         return [{"dag_id": d, "run": r, "written_at": w} for d, r, w in found]
 
-    def rows(self, table: sa.Table, **where: Any) -> list[dict[str, Any]]:
+    def measured_rows(self, table: sa.Table, **where: Any) -> list[dict[str, Any]]:
+        """``rows`` of the measuring tasks (every round's) that match ``where``."""
+        return self.rows(table, _measured=True, **where)
+
+    def rows(self, table: sa.Table, _measured: bool = False, **where: Any) -> list[dict[str, Any]]:
         query = sa.select(table)
+        if _measured:
+            query = query.where(measured_by(table.c.task_id))
         for column, value in where.items():
             query = query.where(table.c[column] == value)
         with self.engine.connect() as conn:

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.results.store import SampleKind
-from mysqlbench.statistics import DEFAULT_BAND, Verdict, compare
+from mysqlbench.statistics import CONFIDENCE, DEFAULT_BAND, Verdict, compare
 from mysqlbench.studies.spec import as_knobs
 from mysqlbench.workloads.base import Better, Metric
 
@@ -20,6 +20,10 @@ KEY = ["point", "subject", "repetition"]
 VALUE_KINDS = (SampleKind.METRIC.value, SampleKind.COUNTER.value, SampleKind.GAUGE.value)
 READS = "Innodb_buffer_pool_reads"
 READ_AHEAD = "Innodb_buffer_pool_read_ahead"
+# an execution is marked noisy (kept, counted, and with repetitions: auto measured once more) when
+# other processes used more than this share of all CPUs during its window, or a hypervisor stole more
+NOISE_OTHER_CPU_PCT = 20.0
+NOISE_STEAL_PCT = 5.0
 
 
 def _meta(value: Any) -> dict[str, Any]:
@@ -32,7 +36,7 @@ def execution_frame(sample_rows: list[dict[str, Any]], primary: Metric) -> pd.Da
     validation needs (checksum, oracle verdict, warm, swept knobs)."""
     rows = [r for r in sample_rows if r.get("point") is not None and r.get("subject") is not None]
     columns = KEY + ["cache", "status", "primary", "order", "swept", "warm", "checksum", "oracle", "why", "target",
-                     "server"]
+                     "server", "other_cpu", "steal", "noisy"]
     if not rows:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(rows)
@@ -57,6 +61,12 @@ def execution_frame(sample_rows: list[dict[str, Any]], primary: Metric) -> pd.Da
     out["server"] = (heads["server_flavor"].fillna("?") + " " + heads["server_version"].fillna("?")
                      .str.extract(r"^(\d+(?:\.\d+)*)", expand=False).fillna("?")) if "server_flavor" in heads else None
     answers = frame[frame["kind"] == SampleKind.ANSWER.value].drop_duplicates(KEY).set_index(KEY)["meta"]
+    os_rows = frame[frame["kind"] == SampleKind.OS.value]
+    for column, metric in (("other_cpu", "os_other_cpu_pct"), ("steal", "os_steal_pct")):
+        out[column] = os_rows[os_rows["metric"] == metric].drop_duplicates(KEY).set_index(KEY)["value"] \
+            .reindex(out.index).astype(float)
+    # absent figures (a remote host's processes, no steal column) mark nothing
+    out["noisy"] = (out["other_cpu"] > NOISE_OTHER_CPU_PCT) | (out["steal"] > NOISE_STEAL_PCT)
     out["checksum"] = answers.map(lambda m: m.get("checksum")).reindex(out.index)
     out["oracle"] = answers.map(lambda m: m.get("oracle")).reindex(out.index)
     out = out.join(wide.reindex(out.index), how="left")
@@ -138,15 +148,37 @@ def _contrasts(swept: list[dict[str, Any]], matrix: dict[str, list[Any]] | None)
     return out
 
 
+def _sides(a: pd.DataFrame, b: pd.DataFrame, column: str, paired: bool) -> tuple[list[float], list[float]]:
+    """The two sides' values; paired: aligned by repetition (a repetition measured in the same
+    round on both sides is one block; one missing on either side drops out)."""
+    if not paired:
+        return a[column].tolist(), b[column].tolist()
+    left, right = a.set_index("repetition")[column], b.set_index("repetition")[column]
+    reps = sorted(set(left.index) | set(right.index))
+    return left.reindex(reps).tolist(), right.reindex(reps).tolist()
+
+
+def _noisy(a: pd.DataFrame, b: pd.DataFrame, paired: bool) -> int:
+    """Noisy executions behind a comparison: blocks with a noisy side when paired, else executions."""
+    if paired:
+        marks = pd.concat([a.set_index("repetition")["noisy"], b.set_index("repetition")["noisy"]], axis=1)
+        return int(marks.fillna(False).any(axis=1).sum())
+    return int(a["noisy"].fillna(False).sum() + b["noisy"].fillna(False).sum())
+
+
 def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND,
-                matrix: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
+                matrix: dict[str, list[Any]] | None = None, *, paired: bool = False,
+                confidence: float = CONFIDENCE) -> list[dict[str, Any]]:
     """Every stated difference of a study run, as numbers: each swept on/off knob's "on" point
     against the "off" point that differs only in that knob, and each other option of a ``matrix``
     dimension against the dimension's baseline (its first option), always at the same subject,
     cache, target and other settings: the primary metric and the physical-read counters, each an
     effect estimate of B against A over the two points' ok repetitions with its interval, n, method
-    and verdict against ``band`` (``mysqlbench.statistics``). The two points ran as separate tasks,
-    so the sides are not paired."""
+    and verdict against ``band`` (``mysqlbench.statistics``). ``paired``: the sides were measured in
+    the same rounds, in alternating order (``repetitions: auto``), so repetition r of one side and
+    of the other are a block; otherwise each point ran all its repetitions as one task and the
+    sides are not paired. ``noisy`` counts the executions (blocks, when paired) measured under
+    noise: kept in the estimate, and said."""
     if frame.empty:
         return []
     ok = frame[frame["status"] == "ok"]
@@ -170,8 +202,10 @@ def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND
             measured = [("primary", primary.title, False, *primary.change_words())]
             measured += [(c, c, True, less, more) for c, less, more in COUNTED
                          if c in ok and b[c].notna().any() and a[c].notna().any()]
+            noisy = _noisy(a, b, paired)
             for column, label, counts, less, more in measured:
-                effect = compare(a[column].tolist(), b[column].tolist(), band=band, counts=counts)
+                effect = compare(*_sides(a, b, column, paired), band=band, counts=counts, paired=paired,
+                                 confidence=confidence)
                 better = _better(effect.verdict, primary) if column == "primary" else ""
                 out.append({
                     "knob": name, "title": title, "cache": pair.cache, "target": pair.target,
@@ -179,7 +213,7 @@ def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND
                     "others": json.loads(pair.others), "metric": primary.name if column == "primary" else column,
                     "unwarmable": bool(warm.get((pair.subject, pair.point_b), False)
                                        or warm.get((pair.subject, pair.point_a), False)),
-                    **effect.as_dict(),
+                    **effect.as_dict(), "noisy": noisy,
                     "said": f"{label} {effect.interval_words()}: {effect.verdict_words(less, more)}{better}"})
     return out
 

@@ -16,6 +16,7 @@ import pendulum
 from airflow.sdk import DAG, Asset, BaseOperator, get_current_context, task, teardown
 
 from mysqlbench.errors import InvalidInput
+from mysqlbench.results.store import round_task_id
 from mysqlbench.studies.spec import StudySpec, load_spec, study_files
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,12 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
             return steps.plan_points(spec_data, data)
 
+        @task(retries=0, trigger_rule="none_failed")
+        def plan_round(spec_data: dict, planned: list, number: int) -> list:
+            from mysqlbench.studies import steps
+
+            return steps.plan_round(spec_data, planned, number, _recorder(study, spec_data))
+
         @teardown(on_failure_fail_dagrun=True)
         def restore_target(spec_data: dict | None) -> dict:
             from mysqlbench.studies import steps
@@ -164,14 +171,21 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         spec_data = check_spec()
         data = ensure_dataset(spec_data)
         points = plan_points(spec_data, data)
-        measured = MeasurePointOperator.partial(
-            task_id="measure_point", study=study, pool=target_pool(spec.target), max_active_tis_per_dag=1,
-            map_index_template="{{ point_label }}", execution_timeout=dt.timedelta(seconds=spec.point_timeout_s),
-            **on_host,
-        ).expand_kwargs(points)
         restored = restore_target.override(**on_host)(spec_data)
         data >> restored
-        measured >> restored
+        # one measuring task per round (a fixed number of repetitions: one round); with
+        # repetitions: auto each later round measures the points plan_round still needs, possibly none
+        planned, measured = points, None
+        for number in range(1, len(spec.rounds()) + 1):
+            if measured is not None:  # a later round: decided once the round before has ended
+                planned = plan_round.override(task_id=f"plan_round_{number}")(spec_data, points, number)
+                measured >> planned
+            measured = MeasurePointOperator.partial(
+                task_id=round_task_id(number), study=study, pool=target_pool(spec.target), max_active_tis_per_dag=1,
+                map_index_template="{{ point_label }}", execution_timeout=dt.timedelta(seconds=spec.point_timeout_s),
+                **on_host,
+            ).expand_kwargs(planned)
+            measured >> restored
         checked = validate(spec_data, data)
         restored >> checked
         written = report(spec_data, checked)

@@ -19,6 +19,11 @@ _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaxi
 def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
     """Pydantic's property schema as Airflow's Param takes it (``anyOf`` of simple types becomes a
     type list, so ``int | None`` is ``["integer", "null"]``)."""
+    words = [option["const"] for option in prop.get("anyOf", ()) if "const" in option]
+    if words:  # a number or a word (repetitions: 5 or auto): a text field takes both
+        number = next(o for o in prop["anyOf"] if o.get("type") in ("integer", "number"))
+        return {"type": [number["type"], "string"], "pattern": f"^({'|'.join(words)}|[0-9]+)$",
+                **{k: v for k, v in number.items() if k in ("minimum", "maximum")}}
     if "anyOf" in prop and all(set(option) <= {"type"} for option in prop["anyOf"]):
         return {"type": [option["type"] for option in prop["anyOf"]]}
     if "anyOf" in prop:

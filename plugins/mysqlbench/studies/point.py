@@ -76,7 +76,9 @@ class PointRun:
         self.phases = {"restart": 0.0, "reset": 0.0, "warmup": 0.0, "measure": 0.0, "after_unit": 0.0}
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"],
-                     "target": target.conn_id}
+                     "target": target.conn_id, "round": point.get("round", 1)}
+        # this task's repetitions, [start, stop): every one in a fixed run, one round's with auto
+        self.repetitions = tuple(point.get("repetitions") or spec.rounds()[0])
         self._window: MeasuredWindow | None = None
         self._abort_reason: str | None = None
         self._current: tuple[str, int] | None = None  # the unit and repetition being measured
@@ -262,7 +264,7 @@ class PointRun:
         evidence: dict[str, Any] = {}
         applied: list[knobs.Applied] = []
         try:
-            for repetition in range(self.spec.repetitions):
+            for repetition in range(*self.repetitions):
                 self._check_abort()
                 if cold or self.workload.changes_dataset:
                     if session is not None:

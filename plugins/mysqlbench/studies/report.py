@@ -12,8 +12,10 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench import paths
-from mysqlbench.studies.analysis import comparisons, findings, summaries
+from mysqlbench.studies.analysis import findings, summaries
 from mysqlbench.studies.compare import as_records, compare
+from mysqlbench.studies.sequential import design, stop_reasons, study_comparisons
+from mysqlbench.studies.sequential import key as comparison_key
 
 
 def report_dir(dag_id: str, run_id: str) -> Path:
@@ -131,19 +133,38 @@ VERDICT_WORDS = ("<p>How to read a verdict: <b>more</b> or <b>less</b> only when
                  "difference larger than {band}; <b>inconclusive</b> when it straddles a band edge, or when too few "
                  "repetitions give no interval at all. Effects are changes of B (on) against A (off): Hodges-Lehmann "
                  "on log ratios with its exact rank interval; n is the repetitions on each side.</p>")
+AUTO_WORDS = ("<p>Repetitions: auto. The points were measured in rounds, the order reversed each round, until each "
+              "comparison was decided or the budget spent; the two sides of a comparison ran in the same rounds, so "
+              "each repetition is a pair measured close together (paired intervals). Each look used a "
+              "{level} interval, so the interval a comparison stopped at covers the true effect at least 95% of the "
+              "time; <i>noisy</i> counts pairs with a side measured under noise (other processes' CPU, steal): "
+              "kept, and one more measured in their place.</p>")
 
 
-def _comparisons_table(said: list[dict[str, Any]], band: float) -> str:
-    """Every comparison behind the findings, as numbers."""
+def _comparisons_table(said: list[dict[str, Any]], band: float, auto_level: float | None) -> str:
+    """Every comparison behind the findings, as numbers (with auto: the noisy pairs and why each
+    comparison's measuring stopped)."""
     table = pd.DataFrame([{"knob": c["knob"], "cache": c["cache"], "subject": c["subject"], "on": c["on"],
                            "off": c["off"], "metric": c["metric"], "effect": c["estimate"], "ci low": c["ci_low"],
                            "ci high": c["ci_high"], "level": c["confidence"], "n off": c["n_a"], "n on": c["n_b"],
-                           "verdict": c["verdict"]} for c in said])
+                           "paired": c["paired"], "noisy": c.get("noisy", 0), "verdict": c["verdict"],
+                           **({"stopped": c.get("stopped", "")} if auto_level else {})} for c in said])
     for column in ("effect", "ci low", "ci high"):
         table[column] = table[column].map(lambda v: "-" if v is None or pd.isna(v) else f"{100 * v:+.1f}%")
     table["level"] = table["level"].map(lambda v: "none" if v is None or pd.isna(v) else f"{100 * v:.1f}%")
-    return ("<h2>Comparisons (each finding's numbers)</h2>" + VERDICT_WORDS.format(band=f"{100 * band:.3g}%")
-            + table.to_html(index=False, na_rep="-"))
+    words = VERDICT_WORDS.format(band=f"{100 * band:.3g}%")
+    if auto_level:
+        words += AUTO_WORDS.format(level=f"{100 * auto_level:.1f}%")
+    return "<h2>Comparisons (each finding's numbers)</h2>" + words + table.to_html(index=False, na_rep="-")
+
+
+def _round_words(record: dict[str, Any]) -> str:
+    """"round 3: repetitions 7-8 of 2 point(s) (2 comparison(s) not decided)", or why none ran."""
+    if record.get("stopped"):
+        return f"round {record['round']}: nothing measured; stopped: {record['stopped']}"
+    start, stop = record["repetitions"]
+    return (f"round {record['round']}: repetitions {start + 1}-{stop} of {len(record['points'])} point(s)"
+            f"{' (' + record['why'] + ')' if record.get('why') else ''}")
 
 
 def _observed(failure: dict[str, Any]) -> dict[str, Any]:
@@ -152,11 +173,17 @@ def _observed(failure: dict[str, Any]) -> dict[str, Any]:
 
 def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFrame, series: pd.DataFrame,
                  plans: list[dict[str, Any]], validation: dict[str, Any], flags: list[str],
-                 metadata: dict[str, Any], extra_tables: list[tuple[str, pd.DataFrame]] = ()) -> dict[str, Any]:
+                 metadata: dict[str, Any], extra_tables: list[tuple[str, pd.DataFrame]] = (),
+                 rounds: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    """``rounds``: with repetitions auto, each round's plan as ``plan_round`` stored it."""
     directory = report_dir(dag_id, run_id)
     counters = workload.summary_counters()
     summary = summaries(frame, counters)
-    said = comparisons(frame, workload.primary, band=spec.min_effect, matrix=spec.matrix)
+    said = study_comparisons(frame, spec, workload.primary)
+    stopped = stop_reasons([c for c in said if c["metric"] == workload.primary.name], spec, list(rounds))
+    for c in said:
+        if c["metric"] == workload.primary.name and comparison_key(c) in stopped:
+            c["stopped"] = stopped[comparison_key(c)]
     sentences = findings(said)
     valid = bool(validation.get("success"))
     charts = []
@@ -210,7 +237,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     outlines: dict[str, list[str]] = {}
     for plan in plans:
         key = f"{plan['subject']} plan {plan['plan_hash']}"
-        plan_groups.setdefault(key, []).append(plan["point"])
+        if plan["point"] not in plan_groups.setdefault(key, []):  # a point measured in several rounds: once
+            plan_groups[key].append(plan["point"])
         outlines[key] = plan.get("outline", [])
     records = json.loads(summary.to_json(orient="records")) if not summary.empty else []
     for record in records:  # the swept knobs as an object, not the frame's JSON text
@@ -219,6 +247,9 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         "study": spec.study, "workload": workload.name, "dag_id": dag_id, "run_id": run_id, "valid": valid,
         "label": workload.label, "primary_metric": workload.primary.__dict__ | {"better": workload.primary.better.value},
         "findings": sentences, "comparisons": [{k: v for k, v in c.items() if k != "said"} for c in said],
+        "repetitions": {"mode": "auto" if spec.sequential else "fixed",
+                        "rounds": [{k: r.get(k) for k in ("round", "repetitions", "points", "stopped", "comparisons")}
+                                   for r in rounds]},
         "noise_flags": flags, "validation": validation,
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
         "servers": as_records(comparison),
@@ -244,7 +275,10 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     body.append("<h2>Findings</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences or
                                                     ["no on/off knob was swept"]) + "</ul>")
     if said:
-        body.append(_comparisons_table(said, spec.min_effect))
+        body.append(_comparisons_table(said, spec.min_effect, design(spec)["confidence"] if spec.sequential else None))
+    if spec.sequential and rounds:
+        body.append("<h2>Rounds (repetitions: auto)</h2><ul>" + "".join(f"<li>{esc(_round_words(r))}</li>"
+                                                                       for r in rounds) + "</ul>")
     if flags:
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]

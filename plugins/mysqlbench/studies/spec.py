@@ -9,7 +9,7 @@ import itertools
 import random
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -90,8 +90,24 @@ class StudySpec(BaseModel):
         default="target_files", description="cold cache: evict the target's files from the page cache, or drop the "
                                             "whole host's (a dedicated benchmark host)",
         json_schema_extra=_form(SWEEP, "Cold cache eviction"))
-    repetitions: int = Field(default=3, ge=1, le=100, description="measured executions per unit and point",
-                             json_schema_extra=_form(MEASURE, "Repetitions"))
+    repetitions: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = Field(
+        default=3,
+        description="measured executions per unit and point; auto: measure in rounds of alternating order until "
+                    "every comparison is decided, or max_repetitions or max_time_s is spent",
+        json_schema_extra=_form(MEASURE, "Repetitions (a number, or auto)"))
+    min_repetitions: int = Field(
+        default=6, ge=6, le=100,
+        description="auto: repetitions before the first look (6 pairs are the fewest with an interval at the "
+                    "97.5% each look uses), measured as two half rounds in opposite orders",
+        json_schema_extra=_form(MEASURE, "Auto: repetitions before the first look"))
+    max_repetitions: int = Field(default=12, ge=6, le=100, description="auto: repetitions at most per point",
+                                 json_schema_extra=_form(MEASURE, "Auto: repetitions at most"))
+    round_repetitions: int = Field(default=2, ge=1, le=20,
+                                   description="auto: repetitions each further round adds to an undecided point",
+                                   json_schema_extra=_form(MEASURE, "Auto: repetitions per round"))
+    max_time_s: float = Field(default=4 * 3600, gt=0, le=7 * 86400,
+                              description="auto: no further round starts once the run has measured this long",
+                              json_schema_extra=_form(MEASURE, "Auto: time budget (s)"))
     warmup_max_runs: int = Field(default=5, ge=1, le=50,
                                  description="untimed warm-up runs at most, before a warm point is declared unwarmable",
                                  json_schema_extra=_form(MEASURE, "Warm-up runs at most"))
@@ -140,6 +156,18 @@ class StudySpec(BaseModel):
             data = dict(data)
             data["dataset"] = workload_class(data.get("workload", "tpch")).dataset_model.model_validate(data["dataset"])
         return data
+
+    @field_validator("repetitions", mode="before")
+    @classmethod
+    def _repetitions(cls, value: Any) -> Any:
+        """A number 1-100 (the form's text field sends digits as a string), or auto."""
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+            raise ValueError(f"a number of repetitions from 1 to 100, or auto; got {value!r}")
+        return value
 
     @field_validator("units")
     @classmethod
@@ -249,10 +277,34 @@ class StudySpec(BaseModel):
         if size > MAX_POINTS:
             raise ValueError(f"the matrix expands to {size} points; at most {MAX_POINTS} per run "
                              "(split the study, or sweep fewer values)")
+        if self.repetitions == "auto" and self.max_repetitions < self.min_repetitions:
+            raise ValueError(f"max_repetitions ({self.max_repetitions}) is below min_repetitions "
+                             f"({self.min_repetitions})")
         if self.point_timeout_s <= self.timeout_s:
             raise ValueError(f"point_timeout_s ({self.point_timeout_s:g}) must exceed timeout_s ({self.timeout_s:g}): "
                              "a point runs at least one execution")
         return self
+
+    @property
+    def sequential(self) -> bool:
+        """``repetitions: auto``: measured in rounds until each comparison is decided."""
+        return self.repetitions == "auto"
+
+    def rounds(self) -> list[tuple[int, int]]:
+        """The repetitions each round measures, as [start, stop) ranges. A number: one round. Auto:
+        ``min_repetitions`` as two half rounds (the second in the opposite point order, so drift
+        between a pair's sides cancels), then ``round_repetitions`` a round, alternating order,
+        up to ``max_repetitions``; a round after the first two measures only undecided points."""
+        if not self.sequential:
+            return [(0, int(self.repetitions))]
+        half = (self.min_repetitions + 1) // 2
+        out = [(0, half), (half, self.min_repetitions)]
+        start = self.min_repetitions
+        while start < self.max_repetitions:
+            stop = min(start + self.round_repetitions, self.max_repetitions)
+            out.append((start, stop))
+            start = stop
+        return out
 
     def points(self) -> list[dict[str, Any]]:
         """The sweep: cross product of the matrix dimensions, cache modes and targets, in a random

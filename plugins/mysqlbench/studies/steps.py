@@ -21,10 +21,18 @@ log = logging.getLogger(__name__)
 
 
 def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
+    from mysqlbench.errors import InvalidInput
     from mysqlbench.studies.form import overrides
 
     base = load_spec(spec_path(study))
-    return load_spec(spec_path(study), overrides(base, params))
+    spec = load_spec(spec_path(study), overrides(base, params))
+    if len(spec.rounds()) > len(base.rounds()):  # the DAG's round tasks are made from the spec file
+        asked = "repetitions: auto" if spec.sequential else f"repetitions: {spec.repetitions}"
+        raise InvalidInput(f"{asked} with these limits measures in up to {len(spec.rounds())} rounds, but the "
+                           f"{study} DAG has {len(base.rounds())} (its rounds are built from {spec_path(study)}): "
+                           "set repetitions: auto and its limits in that file, or ask for fewer rounds "
+                           "(a larger round_repetitions or a smaller max_repetitions)")
+    return spec
 
 
 def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -85,10 +93,40 @@ def ensure_dataset(data: dict[str, Any], recorder: TaskRecorder) -> dict[str, An
 
 
 def plan_points(data: dict[str, Any], dataset: dict[str, Any]) -> list[dict[str, Any]]:
-    """One mapped task's arguments per point (the spec travels with each, small and secret-free)."""
-    points = spec_of(data).points()
+    """One mapped task's arguments per point (the spec travels with each, small and secret-free),
+    for the first round: every repetition of a fixed run, the first half round with auto."""
+    import pandas as pd
+
+    from mysqlbench.studies.sequential import plan_round
+
+    spec = spec_of(data)
+    points = spec.points()
     log.info("%d points in random order, seed %s: %s", len(points), points[0]["seed"], [p["label"] for p in points])
-    return [{"spec_data": data, "point": p, "dataset_id": dataset["dataset_id"]} for p in points]
+    chosen, _ = plan_round(spec, points, 1, pd.DataFrame(), None, None)
+    return [{"spec_data": data, "point": p, "dataset_id": dataset["dataset_id"]} for p in chosen]
+
+
+def plan_round(data: dict[str, Any], planned: list[dict[str, Any]], number: int,
+               recorder: TaskRecorder) -> list[dict[str, Any]]:
+    """``repetitions: auto``, round ``number`` (2 and on): the points to measure again, from the
+    comparisons so far (``sequential.plan_round``); the decision is stored with the run."""
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.studies.sequential import first_window_start
+    from mysqlbench.studies.sequential import plan_round as decide
+
+    spec = spec_of(data)
+    if not spec.sequential:  # a fixed number of repetitions ran in round 1: nothing to decide or store
+        log.info("round %d: nothing to measure (repetitions: %s, all in round 1)", number, spec.repetitions)
+        return []
+    workload = workload_of(spec)
+    rows = _measured_rows(recorder)
+    points = [kwargs["point"] for kwargs in planned]
+    chosen, record = decide(spec, points, number, execution_frame(rows, workload.primary), workload.primary,
+                            first_window_start(rows))
+    recorder.record([Sample("round_plan", len(chosen), "points", kind=SampleKind.RUN.value, metadata=record)])
+    log.info("round %d of %d: %s", number, record["rounds"], json.dumps(record, default=str)[:3000])
+    dataset_id = planned[0]["dataset_id"] if planned else None
+    return [{"spec_data": data, "point": p, "dataset_id": dataset_id} for p in chosen]
 
 
 def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRecorder, dataset_id: str,
@@ -147,7 +185,7 @@ def restore_target(data: dict[str, Any]) -> dict[str, Any]:
 
 def _measured_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:
     ti = recorder.context["ti"]
-    return recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id, task_id="measure_point")
+    return recorder.store.measured_rows(samples, dag_id=ti.dag_id, run_id=ti.run_id)
 
 
 def validate(data: dict[str, Any], recorder: TaskRecorder, dataset_id: str | None) -> dict[str, Any]:
@@ -177,6 +215,7 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     from mysqlbench.measure import comparable_plan_hash, plan_outline
     from mysqlbench.studies.analysis import execution_frame
     from mysqlbench.studies.report import write_report
+    from mysqlbench.studies.sequential import round_records
 
     spec = spec_of(data)
     workload = workload_of(spec)
@@ -201,7 +240,9 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     out = write_report(spec=spec, workload=workload, dag_id=ti.dag_id, run_id=ti.run_id,
                        frame=frame, series=series, plans=plans,
                        validation=validation, flags=validation.get("flags", []), metadata=metadata,
-                       extra_tables=workload.report_tables(rows, frame))
+                       extra_tables=workload.report_tables(rows, frame),
+                       rounds=round_records(recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id,
+                                                                metric="round_plan")))
     stored = recorder.store.keep_report(ti.dag_id, Path(out["dir"]))  # the UI reads it there, from any machine
     log.info("report%s: %s (summary: %s; %d files kept in the results store)", "" if out["valid"] else " (INVALID)",
              out["html"], out["summary"], stored)

@@ -17,7 +17,8 @@ from mysqlbench.checks import condition, validate_frames
 from mysqlbench.measure import GAUGES
 from mysqlbench.results.store import Validation
 from mysqlbench.statistics import Verdict
-from mysqlbench.studies.analysis import READS, comparisons, summaries
+from mysqlbench.studies.analysis import READS, summaries
+from mysqlbench.studies.sequential import study_comparisons
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ def engine_expectations(spec, frame: pd.DataFrame) -> list[Any]:
 
 
 UNPAIRED_MIN_N = 4  # the fewest values a side for which two unpaired sides have a 95% interval (94.3%)
+PAIRED_MIN_N = 6  # the fewest pairs with an interval at the sequential looks' 97.5% (96.9%)
 
 
 def comparison_expectations() -> list[Any]:
@@ -82,21 +84,26 @@ def comparison_expectations() -> list[Any]:
                                       **condition(has_interval=False), meta={"check": "no_interval_no_claim"}),
         E.ExpectColumnValuesToBeInSet(column="has_interval", value_set=[True], **condition(enough=True),
                                       meta={"check": "interval_where_repetitions_allow"}),
+        E.ExpectColumnPairValuesAToBeGreaterThanB(column_A="n", column_B="min_required", or_equal=True,
+                                                  meta={"check": "comparison_minimum_repetitions"}),
     ]
     return out
 
 
 def comparisons_frame(spec, workload, frame: pd.DataFrame) -> pd.DataFrame:
     """The run's comparisons (as the report states them) as a typed frame for GX."""
-    said = pd.DataFrame(comparisons(frame, workload.primary, band=spec.min_effect, matrix=spec.matrix))
+    said = pd.DataFrame(study_comparisons(frame, spec, workload.primary))
     if said.empty:
         return said
     said["has_interval"] = said["ci_low"].notna()
-    said["enough"] = (said["n_a"] >= UNPAIRED_MIN_N) & (said["n_b"] >= UNPAIRED_MIN_N) & said["estimate"].notna()
+    fewest = PAIRED_MIN_N if spec.sequential else UNPAIRED_MIN_N
+    said["enough"] = (said["n_a"] >= fewest) & (said["n_b"] >= fewest) & said["estimate"].notna()
+    # with auto: a comparison whose two points were both measured has at least min_repetitions pairs
+    said["min_required"] = spec.min_repetitions if spec.sequential else 1
     for column in ("estimate", "ci_low", "ci_high", "confidence"):
         said[column] = said[column].astype(float)
     return said[["subject", "on", "off", "metric", "estimate", "ci_low", "ci_high", "confidence", "n_a", "n_b",
-                 "method", "verdict", "has_interval", "enough"]]
+                 "n", "method", "paired", "verdict", "has_interval", "enough", "min_required"]]
 
 
 def validate_study(spec, workload, frame: pd.DataFrame) -> tuple[Validation, list[str]]:

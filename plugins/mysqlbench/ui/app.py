@@ -112,7 +112,7 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     and its validity (valid, INVALID, or not validated yet)."""
     import sqlalchemy as sa
 
-    from mysqlbench.results.store import samples, validations
+    from mysqlbench.results.store import measured_by, samples, validations
 
     with store.engine.connect() as conn:
         measured = conn.execute(
@@ -120,7 +120,7 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
                       sa.func.group_concat(sa.distinct(samples.c.server_version))
                       if store.engine.dialect.name in ("sqlite", "mysql", "mariadb")
                       else sa.func.string_agg(sa.distinct(samples.c.server_version), ","))
-            .where(samples.c.task_id == "measure_point")
+            .where(measured_by(samples.c.task_id))
             .group_by(samples.c.study, samples.c.dag_id, samples.c.run_id)).all()
         verdicts: dict[tuple[str, str], bool] = {}
         for dag_id, run_id, success in conn.execute(sa.select(validations.c.dag_id, validations.c.run_id,
@@ -205,7 +205,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     counters (absent stays absent), plan structure, and each run's lineage."""
     import sqlalchemy as sa
 
-    from mysqlbench.results.store import samples
+    from mysqlbench.results.store import measured_by, samples
     from mysqlbench.studies.compare import compare, frame_of_runs, server_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
@@ -214,7 +214,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     with store.engine.connect() as conn:
         for run_id in (run_a, run_b):
             rows[run_id] = [dict(r._mapping) for r in conn.execute(sa.select(samples).where(
-                samples.c.dag_id == dag_id, samples.c.run_id == run_id, samples.c.task_id == "measure_point"))]
+                samples.c.dag_id == dag_id, samples.c.run_id == run_id, measured_by(samples.c.task_id)))]
     missing = [r for r, found in rows.items() if not found]
     if missing:
         raise HTTPException(status_code=404, detail=f"no measured points for run(s) {missing} of {dag_id}")
