@@ -10,7 +10,10 @@ export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CON
 case "$AIRFLOW__DATABASE__SQL_ALCHEMY_CONN" in
   sqlite*)  # one writer at a time: wait for the lock up to a minute, not sqlite3's 5 s (plugins/mysqlbench/airflow_db.py)
     export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS:-mysqlbench.airflow_db.SQLITE_CONNECT_ARGS}"
-    export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC:-mysqlbench.airflow_db.SQLITE_CONNECT_ARGS_ASYNC}" ;;
+    export AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC:-mysqlbench.airflow_db.SQLITE_CONNECT_ARGS_ASYNC}"
+    # so a task's call to the api-server outwaits the api-server's own wait for that lock (5 s by
+    # default: CI saw a task fail to start, its ti-run call timed out while the write waited)
+    export AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT="${AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT:-90}" ;;
 esac
 export AIRFLOW__LOGGING__LOGGING_LEVEL="${AIRFLOW__LOGGING__LOGGING_LEVEL:-INFO}"
 export GX_ANALYTICS_ENABLED=False

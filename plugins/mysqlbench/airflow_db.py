@@ -6,7 +6,12 @@ waiting and Airflow surfaces that as ``database is locked``. With the scheduler,
 the api-server and a CLI command such as ``airflow backfill create`` all writing, 5 s is not enough
 on a loaded two-core host (seen in CI: a backfill refused while the scheduler committed). Waiting up
 to a minute turns the collision into a short delay. A server database (PostgreSQL, MySQL) does not
-use these: ``bin/env.sh`` sets them only for a ``sqlite://`` connection."""
+use these: ``bin/env.sh`` sets them only for a ``sqlite://`` connection.
+
+The api-server waits for that lock too, while serving a task's Execution API call (a task's start
+is a write). The task's client gives up after ``[workers] execution_api_timeout`` (5 s by default)
+and retries a call the server may still complete, so ``bin/env.sh`` raises it above the lock wait
+(CI saw a scheduled task fail before it started: its start call timed out five times)."""
 
 from __future__ import annotations
 

@@ -35,3 +35,14 @@ def test_a_cli_write_waits_for_the_schedulers_lock(airflow_db):
     assert waited >= HOLD_S  # it did wait for the lock rather than slip in
     stored = sqlite3.connect(path).execute("SELECT count(*) FROM variable WHERE key = 'mysqlbench_lock_probe'")
     assert stored.fetchone() == (1,)  # (its value is stored encrypted)
+
+
+def test_a_tasks_api_call_outwaits_the_api_servers_lock_wait():
+    """A task's Execution API call (its start, its state) is a write the api-server may hold up to
+    the lock wait: the task must wait longer than that, not time out and retry a call in flight."""
+    from mysqlbench.airflow_db import BUSY_TIMEOUT_S
+
+    env = {k: v for k, v in os.environ.items() if k != "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT"}
+    done = subprocess.run([str(REPO / "bin" / "airflow"), "config", "get-value", "workers", "execution_api_timeout"],
+                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert float(done.stdout.strip().splitlines()[-1]) > BUSY_TIMEOUT_S
