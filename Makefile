@@ -30,20 +30,21 @@ lint: setup
 
 # The whole suite: on PYTEST_WORKERS workers side by side (each test process has its own work
 # directory, Airflow home and server ports; a module's tests stay on one worker), then the tests
-# that judge a measured effect (marked serial), alone. One tier at a time: make test-unit (no
+# that judge a measured effect (marked serial), alone. Modules start slowest first (tests/conftest.py
+# SLOWEST_FIRST), not in xdist's most-tests-first order. One tier at a time: make test-unit (no
 # server, seconds), test-server (servers the suite starts), test-e2e (Airflow runs).
 test: lint
-	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m "not serial"
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m "not serial"
 	.venv/bin/pytest -m serial
 
 test-unit: setup
 	.venv/bin/pytest -m unit
 
 test-server: setup
-	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m server
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m server
 
 test-e2e: setup
-	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope -m e2e
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m e2e
 
 bench: setup
 	source bin/env.sh && .venv/bin/python bench/dataset_check_bench.py

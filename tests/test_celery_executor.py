@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readme_clone import fresh_clone, rest, run, user_env, wait
 from services import free_port, start_postgres, start_redis, stop_groups
-from test_readme_commands import _rest, _wait, fresh_clone, run, user_env
 
 from conftest import EXTERNAL_MARKED_CONN
 
@@ -111,15 +111,15 @@ def celery_deployment(clone, root: Path, target_conn_json: str):
 
         def healthy():
             try:
-                body = _rest(base, "GET", "/api/v2/monitor/health")
+                body = rest(base, "GET", "/api/v2/monitor/health")
                 return all(body[k]["status"] == "healthy" for k in ("scheduler", "dag_processor", "triggerer"))
             except Exception:  # noqa: BLE001 - not up yet
                 return False
 
-        _wait(healthy, 300, "api-server, scheduler, dag-processor and triggerer on PostgreSQL", procs[0],
+        wait(healthy, 300, "api-server, scheduler, dag-processor and triggerer on PostgreSQL", procs[0],
               lambda: (root / "api-server.log").read_text()[-3000:])
         password = json.loads((root / "airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-        token = _rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+        token = rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
         yield base, token, env, workers, pg, passwords
     finally:
         stop_groups(procs)
@@ -178,23 +178,23 @@ def test_a_tpch_study_across_two_celery_workers(clone, target, session_dir):
     with celery_deployment(clone, root, conn_json) as (base, token, env, workers, pg, passwords):
         def parsed():
             try:
-                return _rest(base, "GET", "/api/v2/dags/tpch_power", token=token)
+                return rest(base, "GET", "/api/v2/dags/tpch_power", token=token)
             except Exception:  # noqa: BLE001 - not parsed yet
                 return None
-        _wait(parsed, 180, "the dag-processor to parse tpch_power")
-        _rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
-        _rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
+        wait(parsed, 180, "the dag-processor to parse tpch_power")
+        rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
+        rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
               {"dag_run_id": "celery_a", "logical_date": None, "conf": CONF}, token)
 
         def done():
-            state = _rest(base, "GET", "/api/v2/dags/tpch_power/dagRuns/celery_a", token=token)["state"]
+            state = rest(base, "GET", "/api/v2/dags/tpch_power/dagRuns/celery_a", token=token)["state"]
             return state if state in ("success", "failed") else None
 
         def explain():
             return "\n".join(f"--- {p.name}\n{p.read_text()[-2500:]}" for p in sorted(root.glob("*.log")))
 
-        state = _wait(done, 1200, "the study run on two Celery workers", explain=explain)
-        tis = _rest(base, "GET", "/api/v2/dags/tpch_power/dagRuns/celery_a/taskInstances", token=token)
+        state = wait(done, 1200, "the study run on two Celery workers", explain=explain)
+        tis = rest(base, "GET", "/api/v2/dags/tpch_power/dagRuns/celery_a/taskInstances", token=token)
         assert state == "success", (tis, explain())
         by_task: dict[str, set[str]] = {}
         for ti in tis["task_instances"]:

@@ -1,0 +1,465 @@
+"""The README's commands that run Airflow's own services, from a fresh clone as a user has it
+(tests/support/readme_clone.py), its `demo` target moved to a free port so it runs beside
+tests/test_readme_commands.py's clone: `bin/airflow standalone` (a real scheduler with
+LocalExecutor) where a point killed with SIGKILL mid-measure is undone by its restore journal and
+its retry succeeds without duplicated rows; the nightly sweep from its cron schedule; Airflow's
+backfill across server versions; and the results in the Airflow UI in a browser, under four
+separate Airflow processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from readme_clone import fresh_clone, move_demo_port, rest, run, user_env, wait
+from services import free_port, stop_groups
+
+from mysqlbench.paths import run_dir_name
+from mysqlbench.regression.spec import load_regression
+
+from conftest import EXTERNAL_MARKED_CONN, SUPPORT
+
+REPO = Path(__file__).resolve().parents[1]
+SF = 0.01
+
+
+@pytest.fixture(scope="module")
+def clone(session_dir):
+    root = fresh_clone(session_dir / "airflow-clone" / "mysqlbench")
+    move_demo_port(root, free_port())
+    yield root
+    subprocess.run([str(root / "bin" / "mysqlbench"), "target", "down", "demo"], env=user_env(root),
+                   capture_output=True)
+
+
+def _standalone_state(root: Path) -> str:
+    """What a stuck standalone run was doing: the holds in its results store and its log's tail
+    (task lines only), so a timeout explains itself."""
+    import sqlite3
+
+    try:
+        holds = sqlite3.connect(root / "work" / "results.db").execute("SELECT * FROM holds").fetchall()
+    except sqlite3.Error as exc:
+        holds = f"(unreadable: {exc})"
+    lines = [line for line in (root / "work" / "standalone.log").read_text().splitlines()
+             if "dag-processor" not in line and "http.access" not in line]
+    return f"holds at {time.time():.0f}: {holds}\nstandalone.log:\n" + "\n".join(line[:400] for line in lines[-40:])
+
+
+def _global_variables(conn) -> dict[str, str]:
+    from mysqlbench.results.lineage import server_variables, stable_variables
+
+    return stable_variables(server_variables(conn))
+
+
+@contextlib.contextmanager
+def _standalone(clone, paused: bool = False, **extra_env):
+    """`bin/airflow standalone` in the clone (api-server, scheduler with LocalExecutor, dag-processor,
+    triggerer) on a free port, DAGs unpaused at creation unless ``paused``; yields the environment to
+    run the airflow CLI with; stopped (process group) on the way out."""
+    port = free_port()
+    env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
+           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": str(paused),
+           "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+           "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120", **extra_env}
+    run(clone, "make setup")  # idempotent; lets a test run alone
+    run(clone, "bin/mysqlbench target up demo")  # a pool and a managed server, as a user would have
+    log = open(clone / "work" / "standalone.log", "w")
+    proc = subprocess.Popen([str(clone / "bin" / "airflow"), "standalone"], cwd=clone, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        def healthy():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=2) as r:
+                    body = json.loads(r.read())
+                return body["scheduler"]["status"] == "healthy" and body["dag_processor"]["status"] == "healthy"
+            except Exception:  # noqa: BLE001 - not up yet
+                return False
+
+        wait(healthy, 240, "the standalone api-server, scheduler and dag-processor", proc)
+        env["_proc"] = proc
+        yield env
+    finally:
+        env.pop("_proc", None)
+        stop_groups([proc])
+        log.close()
+
+
+def _airflow(clone, env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(clone / "bin" / "airflow"), *args], cwd=clone, capture_output=True, text=True,
+                          env={k: v for k, v in env.items() if not k.startswith("_")})
+
+
+def _parsed(clone, env, dag_id) -> None:
+    wait(lambda: dag_id in _airflow(clone, env, "dags", "list", "-o", "plain").stdout, 120,
+          f"the dag-processor to parse {dag_id}", env["_proc"])
+
+
+def _runs(clone, env, dag_id) -> list[dict]:
+    """The DAG's runs as `airflow dags list-runs -o json` lists them (its last line; warnings come first)."""
+    lines = [line for line in _airflow(clone, env, "dags", "list-runs", dag_id, "-o", "json").stdout.splitlines()
+             if line.startswith("[")]
+    return json.loads(lines[-1]) if lines else []
+
+
+def _finished(clone, env, dag_id, run_id) -> str | None:
+    """The run's final state, or None while it runs (`dags state` prints "state" or "state, {conf}")."""
+    out = _airflow(clone, env, "dags", "state", dag_id, run_id).stdout.strip().splitlines()
+    state = out[-1].split(",", 1)[0] if out else None
+    return state if state in ("success", "failed") else None
+
+
+def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
+    """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
+    triggerer) runs probe_kill_study on a marked external server with a raw global variable. Its
+    point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed; the
+    retry takes the target, replays the restore journal, and measures again. Afterwards SHOW GLOBAL
+    VARIABLES equals what it was before, and the point's rows are the retry's only."""
+    conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
+    before = _global_variables(admin)
+    with _standalone(clone, MYSQLBENCH_WORKLOADS="probe=probe_workload:ProbeWorkload",
+                     MYSQLBENCH_STUDY_DIRS=str(SUPPORT / "kill_studies"), PYTHONPATH=str(SUPPORT),
+                     **{f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}) as env:
+        proc = env["_proc"]
+        _airflow(clone, env, "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests").check_returncode()
+        _parsed(clone, env, "probe_kill_study")
+        _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
+        journal = clone / "work" / "journal" / f"{EXTERNAL_MARKED_CONN}.json"
+
+        def measuring():
+            with admin.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
+                            "AND COMMAND = 'Query' AND INFO LIKE 'SELECT SLEEP(0.2)%%'")
+                busy = cur.fetchone()[0]
+            return journal.exists() and busy and json.loads(journal.read_text())
+        state = wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
+        with admin.cursor() as cur:
+            cur.execute("SELECT @@GLOBAL.innodb_old_blocks_time")
+            assert cur.fetchone()[0] == 777  # the point's raw global is in force
+        os.kill(state["owner"]["pid"], signal.SIGKILL)
+        outcome = wait(lambda: _finished(clone, env, "probe_kill_study", "killed_point"), 600, "the run to finish",
+                        proc, lambda: _standalone_state(clone))
+        assert outcome == "success", (clone / "work" / "standalone.log").read_text()[-5000:]
+    assert _global_variables(admin) == before and not journal.exists()
+    from mysqlbench.results.store import ResultsStore, samples
+
+    store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
+    point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
+    assert point_rows and {r["try_number"] for r in point_rows} == {2}  # the retry replaced the killed try
+    assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
+
+
+def test_nightly_regression_under_the_scheduler(clone):
+    """A nightly sweep (tests/support/regression/nightly_probe.yaml: sysbench cpu and tpch_power)
+    run by the scheduler from its cron schedule (unpaused, it runs the latest 02:00 slot): each suite
+    entry becomes its study's own DAG run, deferred on the triggerer while it waits, one after the
+    other; the analysis reads their history; the alert task passes (one run per series: nothing to
+    compare). The studies' published Assets also start regression_on_publish, so their runs join
+    the same history. Other DAGs stay paused (the shipped nightly sweep would run its own suite)."""
+    with _standalone(clone, paused=True, MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression")) as env:
+        for dag_id in ("sysbench_cpu", "tpch_power", "regression_on_publish", "nightly_probe"):
+            _parsed(clone, env, dag_id)
+            _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+
+        def scheduled():
+            return [r["run_id"] for r in _runs(clone, env, "nightly_probe") if r["run_id"].startswith("scheduled__")]
+        [run_id] = wait(scheduled, 120, "the scheduler to create the nightly run", env["_proc"])
+        outcome = wait(lambda: _finished(clone, env, "nightly_probe", run_id), 900, "the nightly sweep",
+                        env["_proc"], lambda: _standalone_state(clone))
+        assert outcome == "success", _standalone_state(clone)
+        for i, study in enumerate(["sysbench_cpu", "tpch_power"]):
+            assert _finished(clone, env, study, f"{run_id}__{i:02d}") == "success", study
+
+        def analysed():  # (the Asset-triggered ones only)
+            return [r for r in _runs(clone, env, "regression_on_publish")
+                    if r["state"] == "success" and r["run_id"].startswith("asset_triggered__")]
+        on_publish = wait(analysed, 300, "regression_on_publish triggered by the studies' Assets", env["_proc"],
+                           lambda: _standalone_state(clone))
+        # the Benchmarks pages take the ids the scheduler made (scheduled__<time>+00:00, and the
+        # study runs it triggered, scheduled__...__00): the run's page and its report are served
+        base, token = _ui(clone, env)
+        for study_run in (f"{run_id}__00", f"{run_id}__01"):
+            assert ":" in study_run and "+" in study_run
+            study = "sysbench_cpu" if study_run.endswith("__00") else "tpch_power"
+            _report_of_run_page(base, token, study, study_run)
+        status, _, index = _get(base, "/mysqlbench/", token)
+        assert status == 200 and f"/mysqlbench/reports/nightly_probe/{run_dir_name(run_id)}/index.html" in index
+        assert _get(base, f"/mysqlbench/reports/nightly_probe/{run_dir_name(run_id)}/index.html", token)[0] == 200
+    # each analysed the studies whose Assets fired (in this copy, earlier tests' published runs too,
+    # queued until the DAG was unpaused), not every study
+    import sqlite3
+
+    published = {row[0] for row in sqlite3.connect(clone / "work" / "results.db").execute(
+        "SELECT DISTINCT study FROM validations WHERE task_id = 'validate' AND success")}
+    analysed = set()
+    for run_ in on_publish:
+        analysed |= set(json.loads((clone / "work" / "reports" / "regression_on_publish" / run_dir_name(
+            run_["run_id"]) / "regression.json").read_text())["studies"])
+    assert {"sysbench_cpu", "tpch_power"} <= analysed <= published, (analysed, published)
+    report = json.loads((clone / "work" / "reports" / "nightly_probe" / run_dir_name(run_id)
+                        / "regression.json").read_text())
+    assert report["studies"] == ["sysbench_cpu", "tpch_power"] and report["alerts"] == []
+    measured = {(s["key"]["study"], s["key"]["subject"]) for s in report["series"]
+                if any(r["run_id"].startswith(f"{run_id}__") for r in s["runs"])}
+    assert {("sysbench_cpu", "cpu"), ("tpch_power", "q01"), ("tpch_power", "q06")} <= measured
+    assert not (clone / "work" / "nightly_probe_alerts.jsonl").exists()  # no regression, no notification
+
+
+def _get(base: str, path: str, token: str | None = None) -> tuple[int, str, str]:
+    """GET a page of the running API server: status, content type, body."""
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.headers.get("content-type", ""), response.read().decode("latin-1")
+    except urllib.error.HTTPError as exc:
+        return exc.code, "", exc.read().decode("latin-1")
+
+
+def _ui(clone, env) -> tuple[str, str]:
+    """The standalone API server's base URL and a token for its admin (simple auth manager)."""
+    base = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}"
+    password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+    return base, rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+
+
+def _report_of_run_page(base: str, token: str, dag_id: str, run_id: str) -> tuple[str, str, str]:
+    """A run's Benchmark report tab as its link reaches it (the id quoted as one path segment),
+    the report it frames, and that report's address; asserts both are served."""
+    from urllib.parse import quote
+
+    status, _, page = _get(base, f"/mysqlbench/runs/{dag_id}/{quote(run_id, safe='')}", token)
+    assert status == 200, (run_id, page[:300])
+    src = re.search(r"<iframe title='report' src='([^']+)'", page)
+    assert src, (run_id, page[-500:])
+    status, _, report = _get(base, src.group(1), token)
+    assert status == 200 and f"<h1>{dag_id}" in report, (run_id, src.group(1), status)
+    return page, report, src.group(1)
+
+
+def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
+    """The plugin's Benchmarks pages in the running API server (issue 12, first part): refused
+    without Airflow's authentication; with a token, the study runs with their validity, a run's
+    report and its files, two runs side by side and the cross-version report; no path outside the
+    reports and no connection password ever served."""
+    get = _get
+    base, token = _ui(clone, env)
+    assert get(base, "/mysqlbench/")[0] == 401 and get(base, "/mysqlbench/api/runs")[0] == 401
+    status, _, index = get(base, "/mysqlbench/", token)
+    assert status == 200 and "<h2>tpch_power</h2>" in index and all(r in index for r in study_runs)
+    assert "valid" in index and "/mysqlbench/reports/versions_probe/" in index  # the trend reports are listed
+    # the backfill's runs (backfill__<date>+00:00) each link their trend report from the index
+    for backfill_run in (r["run_id"] for r in _runs(clone, env, "versions_probe")):
+        assert backfill_run.startswith("backfill__") and "+" in backfill_run
+        link = f"/mysqlbench/reports/versions_probe/{run_dir_name(backfill_run)}/index.html"
+        assert link in index and get(base, link, token)[0] == 200, backfill_run
+    page, report, src = _report_of_run_page(base, token, "tpch_power", study_runs[0])
+    assert "Validation:" in report
+    chart = re.search(r"<img src='([^']+\.png)'", report).group(1)
+    status, kind, _ = get(base, src.rsplit("/", 1)[0] + "/" + chart, token)
+    assert status == 200 and kind == "image/png"
+    status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[1]}", token)
+    assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
+    assert "B: mariadb 11.8" in side and "Plan structure" in side
+    for bad in ("/mysqlbench/reports/tpch_power/..%2F..%2F..%2F.airflow/airflow.cfg",
+                "/mysqlbench/reports/x/y/results.db", "/mysqlbench/runs/tpch_power/..%2F..%2Fx"):
+        assert get(base, bad, token)[0] in (400, 404), bad
+    secret = json.loads(_airflow(clone, env, "connections", "get", "mysqlbench_vprobe_mariadb_11_8", "-o", "json")
+                        .stdout.splitlines()[-1])[0]["password"]
+    assert secret and all(secret not in text for text in (index, page, report, side))
+
+
+def test_backfill_across_server_versions(clone):
+    """Airflow's own backfill of a releases DAG (tests/support/regression/versions_probe.yaml) over
+    2023-01-01..2025-12-31, the scheduler running: one run per catalog release date in the range
+    (MariaDB 10.11's, MySQL 8.4's, MariaDB 11.8's), all started at once (a backfill runs up to ten).
+    The MySQL release day picks MariaDB 10.11 again: one of the two 10.11 runs measures it, the
+    other is skipped and says why; 11.8 is fetched from Debian and measured on its own target. The
+    trend report of the last measuring run compares both versions (release order, counters, plans)."""
+    extra = {"MYSQLBENCH_REGRESSION_DIRS": str(SUPPORT / "regression")}
+    with _standalone(clone, paused=True, **extra) as env:
+        try:
+            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare", **extra).stdout)  # as the README
+            by_spec: dict[str, dict[str, int]] = {}
+            for t in prepared["targets"]:
+                by_spec.setdefault(t["regression"], {})[t["server"]] = t["port"]
+            assert by_spec["versions_probe"] == {
+                "mariadb-10.5": 3400, "mariadb-10.11": 3401, "mariadb-11.8": 3402, "mysql-9.7": 3403}
+            assert by_spec["tpch_power_across_versions"]["mariadb-11.8"] == 3372  # the shipped spec's, defined only
+            for dag_id in ("tpch_power", "versions_probe"):
+                _parsed(clone, env, dag_id)
+                _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+            created = _airflow(clone, env, "backfill", "create", "--dag-id", "versions_probe", "--from-date",
+                               "2023-01-01", "--to-date", "2025-12-31")
+            assert created.returncode == 0, created.stdout + created.stderr
+
+            def finished():
+                runs = _runs(clone, env, "versions_probe")
+                done = [r for r in runs if r["state"] in ("success", "failed")]
+                return runs if len(runs) == 3 and len(done) == 3 else None
+            runs = wait(finished, 1500, "the backfill's three runs", env["_proc"], lambda: _standalone_state(clone))
+            study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith("versions_probe__")]
+            _check_benchmark_pages(clone, env, sorted(r["run_id"] for r in study_runs))
+            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):  # each stopped after its measurement
+                assert json.loads(run(clone, f"bin/mysqlbench target status {name}").stdout)["running"] is False
+        finally:
+            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):
+                subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
+                               env=user_env(clone), capture_output=True)
+    assert sorted(r["logical_date"][:10] for r in runs) == ["2023-02-16", "2024-04-30", "2025-06-04"]
+    assert all(r["run_id"].startswith("backfill__") and r["state"] == "success" for r in runs), runs
+    # each version measured once, by a study run named after what it measures
+    assert sorted(r["run_id"].split("__")[1] for r in study_runs) == ["mariadb-10.11", "mariadb-11.8"], study_runs
+    assert {r["state"] for r in study_runs} == {"success"}
+    reports = {}
+    for r in runs:
+        path = clone / "work" / "reports" / "versions_probe" / run_dir_name(r["run_id"])
+        reports[r["logical_date"][:10]] = (json.loads((path / "trend.json").read_text()), path / "index.html")
+    notes = {day: trend["note"] for day, (trend, _) in reports.items()}
+    skipped = [note for note in notes.values() if note.startswith("This run measured nothing")]
+    assert len(skipped) == 1 and "mariadb-10.11" in skipped[0] and "measured" in skipped[0], notes
+    assert "mariadb-11.8" in notes["2025-06-04"] and "measured nothing" not in notes["2025-06-04"]
+    trend, html = max(reports.values(), key=lambda item: len(item[0]["versions"]))
+    assert [v["server_id"] for v in trend["versions"]] == ["mariadb-10.11", "mariadb-11.8"]
+    assert trend["versions"][0]["version"].startswith("10.11.") and trend["versions"][1]["version"].startswith("11.8.")
+    assert {m["subject"] for m in trend["medians"]} == {"q03", "q06"}
+    primary = trend["comparison"]["primary"]
+    labels = [v["label"] for v in trend["versions"]]
+    assert {r["subject"] for r in primary} == {"q03", "q06"}
+    assert all(r[labels[0]] > 0 and r[labels[1]] > 0 and f"{labels[1]} / {labels[0]}" in r for r in primary)
+    assert trend["comparison"]["counters"] and trend["comparison"]["plans"]
+    text = html.read_text()
+    assert "<svg" in text and "across server versions" in text
+    for change in trend["plan_changes"]:  # (at SF 0.01, q03's plan differed between 10.11 and 11.8 here)
+        assert f'id="plan-change-{change["subject"]}-{labels.index(change["version"])}"' in text
+    # the already-measured check's key is what the study run recorded: the spec hash of the conf as
+    # the triggered run merged it, the exact server version and the host's hash
+    from mysqlbench.regression import versions
+    from mysqlbench.results.lineage import stable_hash
+    from mysqlbench.results.store import ResultsStore
+
+    store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
+    conf = load_regression(SUPPORT / "regression" / "versions_probe.yaml").suite[0].conf
+    for measured in trend["versions"]:
+        target = f"mysqlbench_vprobe_{measured['server_id'].replace('-', '_').replace('.', '_')}"
+        key = {"study": "tpch_power", "server_version": measured["version"], "host_hash": measured["host_hash"],
+               "spec_hash": stable_hash(versions.study_spec_data("tpch_power", {**conf, "target_conn_id": target}))}
+        assert key["spec_hash"] == measured["spec_hash"]
+        assert versions.already_measured(store, key)["run_id"] == measured["run_id"]
+
+
+@contextlib.contextmanager
+def _separate_processes(clone):
+    """`airflow api-server`, `scheduler`, `dag-processor` and `triggerer` as four processes (as a
+    deployment runs them), DAGs paused at creation; yields the base URL and a token for the REST API."""
+    port = free_port()
+    env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
+           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5"}
+    run(clone, "make setup")
+    run(clone, "bin/mysqlbench target up demo")
+    procs = []
+    try:
+        for name in ("api-server", "scheduler", "dag-processor", "triggerer"):
+            log = open(clone / "work" / f"{name}.log", "w")
+            procs.append(subprocess.Popen([str(clone / "bin" / "airflow"), name, *(["--port", str(port)]
+                                           if name == "api-server" else [])], cwd=clone, env=env, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True))
+        base = f"http://127.0.0.1:{port}"
+
+        def healthy():
+            try:
+                with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=2) as r:
+                    body = json.loads(r.read())
+                return all(body[k]["status"] == "healthy" for k in ("scheduler", "dag_processor", "triggerer"))
+            except Exception:  # noqa: BLE001 - not up yet
+                return False
+
+        wait(healthy, 240, "api-server, scheduler, dag-processor and triggerer", procs[0])
+        password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        token = rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+        yield base, token, procs
+    finally:
+        stop_groups(procs)
+
+
+def test_results_in_the_airflow_ui_in_a_browser(clone):
+    """Issue 12's browser test: a study triggered twice through the REST API with a conf and no run
+    id, as a user does (the two runs differ in repetitions; Airflow names them), under four separate
+    Airflow processes; then, in headless Chromium,
+    what a person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as
+    valid, a run's Benchmark report tab shows the report with its chart, and the compare page puts
+    the two runs side by side. Screenshots go to work/test-artifacts/ui/ of the repository."""
+    from playwright.sync_api import expect, sync_playwright
+
+    artifacts = REPO / "work" / "test-artifacts" / "ui"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2}
+    with _separate_processes(clone) as (base, token, procs):
+        def parsed():
+            try:
+                return rest(base, "GET", "/api/v2/dags/tpch_power", token=token)
+            except urllib.error.HTTPError:
+                return None
+        wait(parsed, 180, "the dag-processor to parse tpch_power", procs[2])
+        rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
+        # triggered as a user does, without a run id: Airflow names them manual__<time>_<random>
+        ids = [rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
+                     {"logical_date": None, "conf": {**conf, **extra}}, token)["dag_run_id"]
+               for extra in ({}, {"repetitions": 3})]
+        assert all(i.startswith("manual__") and "+" in i and ":" in i for i in ids), ids
+        run_a, run_b = ids
+
+        def done(run_id):
+            state = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_id, safe='')}", token=token)["state"]
+            return state if state in ("success", "failed") else None
+        for run_id in ids:
+            assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", procs[1]) == "success", run_id
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            try:
+                anonymous = browser.new_page()
+                assert anonymous.goto(f"{base}/mysqlbench/").status == 401
+                context = browser.new_context(viewport={"width": 1500, "height": 1000})
+                context.add_cookies([{"name": "_token", "value": token, "url": base}])
+                page = context.new_page()
+                page.goto(f"{base}/plugin/benchmarks")
+                pages = page.frame_locator("iframe").first
+                expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
+                expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
+                expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
+                page.screenshot(path=artifacts / "benchmarks.png")
+                # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)
+                page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
+                page.get_by_role("link", name="Benchmark report").click()
+                run_page = page.frame_locator("iframe").first
+                expect(run_page.get_by_text("valid;")).to_be_visible(timeout=60_000)
+                report = run_page.frame_locator("iframe[title=report]")
+                expect(report.get_by_role("heading", name="tpch_power")).to_be_visible(timeout=60_000)
+                chart = report.locator("img[alt^='primary_q03']")
+                expect(chart).to_be_visible()
+                assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
+                page.screenshot(path=artifacts / "run_report.png", full_page=True)
+                # from the run's tab, the other run chosen in its compare form
+                run_page.get_by_role("combobox").select_option(run_b)
+                run_page.get_by_role("button", name="side by side").click()
+                expect(run_page.get_by_role("heading", name="tpch_power: two runs side by side")).to_be_visible(
+                    timeout=60_000)
+                table = run_page.locator("table").nth(1)
+                expect(table).to_contain_text("q03")
+                expect(table).to_contain_text("B: mariadb 10.11")
+                page.screenshot(path=artifacts / "compare.png", full_page=True)
+            finally:
+                browser.close()
+    assert all((artifacts / name).stat().st_size > 10_000 for name in ("benchmarks.png", "run_report.png",
+                                                                       "compare.png"))
