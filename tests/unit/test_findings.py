@@ -59,6 +59,26 @@ def test_a_clear_effect_is_a_supported_finding_with_its_interval():
     assert "fewer physical reads" in sentence
 
 
+def test_reads_from_about_zero_are_said_as_medians_not_a_percentage():
+    """Warm, BKA off read nothing from disk and on read ~40 pages: counts are compared as 1 + count,
+    so a percentage would say "+4000%"; the sentence and the table give the medians per execution
+    and keep the verdict the interval supports. Large counts still get their percentage."""
+    from mysqlbench.studies.report import _comparisons_table
+
+    points = bka(cache="warm")
+    points[0]["reads"], points[1]["reads"] = [0, 0, 1, 0, 0, 0], [38, 41, 40, 39, 44, 40]
+    said = comparisons(executions(points), TIME)
+    reads = next(c for c in said if c["metric"] == "Innodb_buffer_pool_reads")
+    assert reads["small_counts"] and (reads["median_a"], reads["median_b"]) == (0.0, 40.0)
+    assert reads["verdict"] == "more" and reads["estimate"] > 10  # kept in the numbers
+    assert "reads 0 -> 40 per execution (medians, n=6 vs 6;" in reads["said"]
+    assert "%" not in reads["said"].split(":")[0] and reads["said"].endswith("more physical reads")
+    table = _comparisons_table(said, 0.03, None)
+    assert "0 -&gt; 40 /exec" in table and "+4" not in table.split("0 -&gt; 40")[1].split("</tr>")[0]
+    large = next(c for c in comparisons(executions(bka()), TIME) if c["metric"] == "Innodb_buffer_pool_reads")
+    assert not large["small_counts"] and "CI" in large["said"]
+
+
 def test_reversed_effect_reverses_the_sentence():
     [sentence] = findings(comparisons(executions(bka(ratio=1.6, reads_ratio=1.6)), TIME))
     assert "more time (worse)" in sentence and "more physical reads" in sentence

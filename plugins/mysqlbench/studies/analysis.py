@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.results.store import SampleKind
-from mysqlbench.statistics import CONFIDENCE, DEFAULT_BAND, Verdict, compare
+from mysqlbench.statistics import CONFIDENCE, DEFAULT_BAND, Effect, Verdict, compare
 from mysqlbench.studies.spec import as_knobs
 from mysqlbench.workloads.base import Better, Metric
 
@@ -110,6 +110,21 @@ def _state(value: Any) -> str | None:
 
 # counters a finding states beside the primary metric: (counter, words for less, words for more)
 COUNTED = ((READS, "fewer physical reads", "more physical reads"), (READ_AHEAD, "less read-ahead", "more read-ahead"))
+# below this many per execution (a side's median), a counter's change is said as the two medians:
+# counts are compared as 1 + count, so from 0 to 40 reads would read as "+4000%", a number that
+# says nothing; the verdict (from the same interval) still stands
+SMALL_COUNT = 10.0
+
+
+def _said(label: str, effect: Effect, less: str, more: str, counts: bool, medians: tuple[float, float] | None) -> str:
+    """A comparison in words: the change with its interval, or, for a counter near zero on a
+    side, the two medians per execution; then the verdict."""
+    verdict = effect.verdict_words(less, more)
+    if counts and medians is not None and min(medians) < SMALL_COUNT and effect.estimate is not None:
+        sample = f"n={effect.n} pairs" if effect.paired else f"n={effect.n_a} vs {effect.n_b}"
+        return (f"{label} {medians[0]:.3g} -> {medians[1]:.3g} per execution (medians, {sample}; "
+                f"from about zero a percentage says nothing): {verdict}")
+    return f"{label} {effect.interval_words()}: {verdict}"
 
 
 def _better(verdict: Verdict, primary: Metric) -> str:
@@ -207,6 +222,7 @@ def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND
                 effect = compare(*_sides(a, b, column, paired), band=band, counts=counts, paired=paired,
                                  confidence=confidence)
                 better = _better(effect.verdict, primary) if column == "primary" else ""
+                medians = (float(a[column].median()), float(b[column].median())) if counts else None
                 out.append({
                     "knob": name, "title": title, "cache": pair.cache, "target": pair.target,
                     "server": pair.server_b, "subject": pair.subject, "on": pair.point_b, "off": pair.point_a,
@@ -214,7 +230,9 @@ def comparisons(frame: pd.DataFrame, primary: Metric, band: float = DEFAULT_BAND
                     "unwarmable": bool(warm.get((pair.subject, pair.point_b), False)
                                        or warm.get((pair.subject, pair.point_a), False)),
                     **effect.as_dict(), "noisy": noisy,
-                    "said": f"{label} {effect.interval_words()}: {effect.verdict_words(less, more)}{better}"})
+                    **({"median_a": medians[0], "median_b": medians[1]} if medians else {}),
+                    "small_counts": bool(medians and min(medians) < SMALL_COUNT),
+                    "said": _said(label, effect, less, more, counts, medians) + better})
     return out
 
 

@@ -151,6 +151,12 @@ def _comparisons_table(said: list[dict[str, Any]], band: float, auto_level: floa
                            **({"stopped": c.get("stopped", "")} if auto_level else {})} for c in said])
     for column in ("effect", "ci low", "ci high"):
         table[column] = table[column].map(lambda v: "-" if v is None or pd.isna(v) else f"{100 * v:+.1f}%")
+    # a counter near zero on a side: its two medians, not a percentage (analysis.SMALL_COUNT)
+    small = [bool(c.get("small_counts")) for c in said]
+    if any(small):
+        table.loc[small, "effect"] = [f"{c['median_a']:.3g} -> {c['median_b']:.3g} /exec" for c in said
+                                      if c.get("small_counts")]
+        table.loc[small, ["ci low", "ci high"]] = "-"
     table["level"] = table["level"].map(lambda v: "none" if v is None or pd.isna(v) else f"{100 * v:.1f}%")
     words = VERDICT_WORDS.format(band=f"{100 * band:.3g}%")
     if auto_level:
