@@ -191,6 +191,63 @@ def results_summary(dag_id: str | None, run_id: str | None) -> dict:
     }
 
 
+def rerun(run_id: str, dag_id: str | None, allow_differences: bool, conf_only: bool) -> dict:
+    """Reproduce a past study run (``mysqlbench.studies.rerun``): its conf rebuilt from what it
+    recorded, checked here as the DAG's check_spec will (the same spec, server version and host, or
+    refused with the reason), then run with ``airflow dags test``; answers with each point's verdict."""
+    import subprocess
+    import time
+
+    from mysqlbench import paths
+    from mysqlbench.results.store import ResultsStore
+    from mysqlbench.studies import rerun as reruns
+    from mysqlbench.studies import steps
+    from mysqlbench.studies.spec import load_spec, spec_path
+
+    store = ResultsStore.from_airflow()
+    dag_id = dag_id or reruns.find_dag(store, run_id)
+    original = reruns.load_original(store, dag_id, run_id)
+    conf = reruns.conf_of(original, load_spec(spec_path(dag_id)))
+    if allow_differences:
+        conf[reruns.ALLOW_DIFFERENCES] = True
+    steps.check_spec(dag_id, conf)  # everything the DAG's first task checks, before it is started
+    if conf_only:
+        return {"dag_id": dag_id, "conf": conf}
+    started = time.time()
+    log_path = paths.work_dir() / "logs" / f"rerun-{paths.run_dir_name(run_id)}-{int(started)}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log_file:
+        done = subprocess.run([str(paths.REPO_ROOT / "bin" / "airflow"), "dags", "test", dag_id, "--conf",
+                               json.dumps(conf)], stdout=log_file, stderr=subprocess.STDOUT)
+    found = _rerun_summary(store, dag_id, run_id, started)
+    if done.returncode != 0 or found is None:
+        raise MysqlbenchError(f"the rerun of {run_id!r} did not finish (airflow dags test exit {done.returncode}"
+                              f"{'' if found else ', no report'}): its log is {log_path}")
+    rerun_dir, summary = found
+    reproduction = summary["reproduction"]
+    return {"dag_id": dag_id, "original": run_id, "rerun": summary["run_id"], "valid": summary["valid"],
+            "reproduced": reproduction["reproduced"], "differences": reproduction["differences"],
+            "verdicts": [_verdict_words(v) for v in reproduction["verdicts"]],
+            "report": str(paths.work_dir() / "reports" / dag_id / rerun_dir / "index.html"), "log": str(log_path)}
+
+
+def _rerun_summary(store, dag_id: str, original: str, since: float):
+    """The newest kept report of ``dag_id`` written after ``since`` that reproduces ``original``."""
+    for kept in store.reports_with("summary.json"):
+        if kept["dag_id"] != dag_id or kept["written_at"].timestamp() < since - 1:
+            continue
+        summary = json.loads(store.report_file(dag_id, kept["run"], "summary.json"))
+        if (summary.get("reproduction") or {}).get("original") == original:
+            return kept["run"], summary
+    return None
+
+
+def _verdict_words(verdict: dict) -> dict:
+    keep = ("subject", "point", "metric", "estimate", "ci_low", "ci_high", "confidence", "n_a", "n_b", "verdict",
+            "reproduced", "configuration_differs", "said")
+    return {k: verdict.get(k) for k in keep}
+
+
 def history_export(studies: list[str], since: str | None) -> dict:
     """Each series of the studies' recorded history: its key, and per run (oldest first) the run,
     its time, value and lineage events: what the regression analysis reads, as data."""
@@ -301,6 +358,13 @@ def main(argv: list[str] | None = None) -> int:
     versions = sub.add_parser("versions", help="releases regression DAGs (one study across server versions)")
     versions.add_argument("action", choices=("prepare",))
     versions.add_argument("regressions", nargs="*", help="default: every releases spec")
+    again = sub.add_parser("rerun", help="reproduce a past study run from its lineage; a verdict per point")
+    again.add_argument("run_id")
+    again.add_argument("--dag-id", help="the study's DAG (default: the one whose kept reports have the run)")
+    again.add_argument("--allow-differences", action="store_true", help="run even where the spec, server "
+                       "version or host differ from the original's, and say so with every verdict")
+    again.add_argument("--conf-only", action="store_true", help="check, and print the conf a rerun triggers "
+                       "with (for the REST API or the trigger form), without running it")
     linted = sub.add_parser("lint", help="validate study specs with file, line and field")
     linted.add_argument("files", nargs="*")
     args = parser.parse_args(argv)
@@ -343,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
                 out = history_export(args.studies, args.since)
             elif args.command == "versions":
                 out = versions_prepare(args.regressions)
+            elif args.command == "rerun":
+                out = rerun(args.run_id, args.dag_id, args.allow_differences, args.conf_only)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:

@@ -13,6 +13,40 @@ from mysqlbench.targets.connection import TargetConnection, server_info
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def server_lineage(store: ResultsStore, target: TargetConnection | None = None,
+                   snapshot: tuple[Any, dict[str, str]] | None = None) -> dict[str, Any]:
+    """The server and host part of a lineage (flavor, exact version, variables hash, host hash),
+    their snapshots kept in ``store``: from ``snapshot`` (server info, variables) when given, else
+    the target asked now; without either, the host only."""
+    server: dict[str, Any] = {}
+    datadir = tmpdir = None
+    if snapshot is not None:
+        info, variables = snapshot
+    elif target is not None:
+        conn = target.connect()
+        try:
+            info = server_info(conn)
+            variables = server_variables(conn)
+        finally:
+            conn.close()
+    if target is not None or snapshot is not None:
+        server.update(server_flavor=info.flavor, server_version=info.version_string,
+                      variables_hash=store.keep_server_snapshot(info.flavor, info.version_string, variables))
+        # the datadir's file system is only knowable when the server runs on this host
+        if target is None or target.unix_socket or target.host in _LOCAL_HOSTS:
+            datadir = Path(variables.get("datadir", ""))
+            tmpdir = Path(variables.get("tmpdir", ""))
+    if target is not None and getattr(target, "ssh_conn_id", None):  # the benchmark host, read over SSH
+        from mysqlbench.results.lineage import remote_host_facts
+        from mysqlbench.targets.host import SshHost
+
+        facts = remote_host_facts(SshHost(target.ssh_conn_id), target.datadir or variables.get("datadir"))
+    else:
+        facts = host_facts(datadir, tmpdir)
+    server["host_hash"] = store.keep_host_facts(facts)
+    return server
+
+
 class TaskRecorder:
     """One task instance's view of the results store."""
 
@@ -26,33 +60,8 @@ class TaskRecorder:
                 snapshot: tuple[Any, dict[str, str]] | None = None) -> Lineage:
         """Lineage for this task's rows. ``snapshot`` (server info, variables) is what a measuring
         session saw while its settings were in force; without one the target is asked now."""
-        server: dict[str, Any] = {"dataset_id": dataset_id}
-        datadir = tmpdir = None
-        if snapshot is not None:
-            info, variables = snapshot
-        elif target is not None:
-            conn = target.connect()
-            try:
-                info = server_info(conn)
-                variables = server_variables(conn)
-            finally:
-                conn.close()
-        if target is not None or snapshot is not None:
-            server.update(server_flavor=info.flavor, server_version=info.version_string,
-                          variables_hash=self.store.keep_server_snapshot(info.flavor, info.version_string, variables))
-            # the datadir's file system is only knowable when the server runs on this host
-            if target is None or target.unix_socket or target.host in _LOCAL_HOSTS:
-                datadir = Path(variables.get("datadir", ""))
-                tmpdir = Path(variables.get("tmpdir", ""))
-        if target is not None and getattr(target, "ssh_conn_id", None):  # the benchmark host, read over SSH
-            from mysqlbench.results.lineage import remote_host_facts
-            from mysqlbench.targets.host import SshHost
-
-            facts = remote_host_facts(SshHost(target.ssh_conn_id), target.datadir or variables.get("datadir"))
-        else:
-            facts = host_facts(datadir, tmpdir)
-        server["host_hash"] = self.store.keep_host_facts(facts)
-        return Lineage.from_context(self.context, study=self.study, spec=self.spec, **server)
+        server = server_lineage(self.store, target, snapshot)
+        return Lineage.from_context(self.context, study=self.study, spec=self.spec, dataset_id=dataset_id, **server)
 
     def record(self, samples: Iterable[Sample] = (), validations: Iterable[Validation] = (), *,
                target: TargetConnection | None = None, dataset_id: str | None = None,

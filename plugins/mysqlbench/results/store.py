@@ -340,6 +340,19 @@ class ResultsStore:
         self._insert_once(host_snapshots, "host_hash", key, facts=json.dumps(facts, sort_keys=True))
         return key
 
+    def server_snapshot(self, key: str) -> dict[str, str] | None:
+        """The stable server variables kept under a variables hash."""
+        with self.engine.connect() as conn:
+            text = conn.execute(sa.select(server_snapshots.c.variables)
+                                .where(server_snapshots.c.variables_hash == key)).scalar()
+        return None if text is None else json.loads(text)
+
+    def host_facts(self, key: str) -> dict[str, Any] | None:
+        """The host facts kept under a host hash."""
+        with self.engine.connect() as conn:
+            text = conn.execute(sa.select(host_snapshots.c.facts).where(host_snapshots.c.host_hash == key)).scalar()
+        return None if text is None else json.loads(text)
+
     def keep_dataset(self, manifest: dict[str, Any]) -> str:
         key = manifest["dataset_id"]
         self._insert_once(datasets, "dataset_id", key, generator=manifest["generator"],

@@ -12,6 +12,7 @@ from mysqlbench.errors import InvalidInput
 from mysqlbench.studies.spec import DATASET, EXECUTE, MEASURE, StudySpec
 from mysqlbench.workloads.base import workload_class
 
+RERUN = "Reproduce"  # the form section of a run's own settings (which run it reproduces)
 _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "enum", "minItems",
                 "maxItems", "pattern", "minLength", "maxLength")
 
@@ -84,11 +85,30 @@ def form_params(spec: StudySpec) -> dict[str, Any]:
             form = {**form, "title": f"{workload_class(spec.workload).unit_title.capitalize()}s"}
         params[param] = Param(data.get(name), title=form["title"], description=StudySpec.model_fields[name].description
                               or "", section=form["section"], **kwargs)
+    params.update(rerun_params())
     return params
+
+
+def rerun_params() -> dict[str, Any]:
+    """A run's own settings beside the spec: which past run it reproduces (``studies.rerun``)."""
+    from airflow.sdk import Param
+
+    from mysqlbench.studies.rerun import ALLOW_DIFFERENCES, RERUN_OF
+
+    return {RERUN_OF: Param(None, type=["null", "string"], title="Rerun of (run id)", section=RERUN,
+                            description="a past run of this DAG to reproduce: set by `bin/mysqlbench rerun` or the "
+                                        "report's Rerun action with the original's settings; its verdicts compare "
+                                        "this run with it"),
+            ALLOW_DIFFERENCES: Param(False, type="boolean", title="Run with differences stated", section=RERUN,
+                                     description="run even where the server version, host or spec differ from the "
+                                                 "original's (else refused), and say so with every verdict")}
 
 
 def overrides(spec_file_data: StudySpec, params: dict[str, Any]) -> dict[str, Any]:
     """Spec overrides from a trigger's params (the form's keys, or a conf's)."""
+    from mysqlbench.studies.rerun import RERUN_KEYS
+
+    params = {k: v for k, v in params.items() if k not in RERUN_KEYS}  # the run's own, not the spec's
     by_param = {param: name for name, param, _ in form_fields()}
     dataset_keys = {key for key, _ in dataset_fields(spec_file_data)}
     workload_keys = set(workload_fields(spec_file_data))

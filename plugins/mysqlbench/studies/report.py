@@ -141,6 +141,22 @@ AUTO_WORDS = ("<p>Repetitions: auto. The points were measured in rounds, the ord
               "kept, and one more measured in their place.</p>")
 
 
+def _reproduction_words(reproduction: dict[str, Any]) -> str:
+    """A rerun's verdicts: each point against the original, rerun / original, with the band."""
+    esc = html.escape
+    head = (f"<h2>Reproduction of {esc(reproduction['original'])}</h2><p>Each point's {esc(_primary_of(reproduction))}"
+            f" in this run against the original's (rerun / original, unpaired: two separate runs), against "
+            f"±{100 * reproduction['band']:.3g}%: <i>reproduced</i> when the whole interval lies inside it, "
+            "<i>differs</i> when it lies beyond.</p>")
+    if reproduction["differences"]:
+        head += "<p>Run with these differences from the original: " + esc("; ".join(reproduction["differences"])) + "</p>"
+    return head + "<ul>" + "".join(f"<li>{esc(v['said'])}</li>" for v in reproduction["verdicts"]) + "</ul>"
+
+
+def _primary_of(reproduction: dict[str, Any]) -> str:
+    return reproduction["verdicts"][0]["metric"] if reproduction["verdicts"] else "primary metric"
+
+
 def _comparisons_table(said: list[dict[str, Any]], band: float, auto_level: float | None) -> str:
     """Every comparison behind the findings, as numbers (with auto: the noisy pairs and why each
     comparison's measuring stopped)."""
@@ -180,8 +196,9 @@ def _observed(failure: dict[str, Any]) -> dict[str, Any]:
 def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFrame, series: pd.DataFrame,
                  plans: list[dict[str, Any]], validation: dict[str, Any], flags: list[str],
                  metadata: dict[str, Any], extra_tables: list[tuple[str, pd.DataFrame]] = (),
-                 rounds: list[dict[str, Any]] = ()) -> dict[str, Any]:
-    """``rounds``: with repetitions auto, each round's plan as ``plan_round`` stored it."""
+                 rounds: list[dict[str, Any]] = (), reproduction: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``rounds``: with repetitions auto, each round's plan as ``plan_round`` stored it.
+    ``reproduction``: for a rerun, its verdicts against the original (``studies.rerun``)."""
     directory = report_dir(dag_id, run_id)
     counters = workload.summary_counters()
     summary = summaries(frame, counters)
@@ -257,6 +274,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                         "rounds": [{k: r.get(k) for k in ("round", "repetitions", "points", "stopped", "comparisons")}
                                    for r in rounds]},
         "noise_flags": flags, "validation": validation,
+        **({"reproduction": reproduction} if reproduction else {}),
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
         "servers": as_records(comparison),
         "tables": {title: json.loads(table.reset_index().to_json(orient="records")) for title, table in extra_tables},
@@ -280,6 +298,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                 f"{stats.get('evaluated_expectations', '?')} expectations met.</p>")
     body.append("<h2>Findings</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences or
                                                     ["no on/off knob was swept"]) + "</ul>")
+    if reproduction:
+        body.append(_reproduction_words(reproduction))
     if said:
         body.append(_comparisons_table(said, spec.min_effect, design(spec)["confidence"] if spec.sequential else None))
     if spec.sequential and rounds:

@@ -13,6 +13,7 @@ from typing import Any
 from mysqlbench.errors import MysqlbenchError
 from mysqlbench.recording import TaskRecorder
 from mysqlbench.results.store import Sample, SampleKind, samples
+from mysqlbench.studies import rerun
 from mysqlbench.studies.spec import StudySpec, load_spec, spec_path
 from mysqlbench.targets.connection import TargetConnection
 from mysqlbench.workloads.base import StudyWorkload, workload_class
@@ -50,7 +51,26 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
         target.require_benchmark_target(f"run study {spec.study}")
     log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload,
              ", ".join(t.conn_id for t in targets), len(spec.points()))
-    return spec.model_dump(by_alias=True, mode="json")
+    data = spec.model_dump(by_alias=True, mode="json")
+    if params.get(rerun.RERUN_OF):
+        check_rerun(study, params, data, targets)
+    return data
+
+
+def check_rerun(study: str, params: dict[str, Any], data: dict[str, Any], targets: list[TargetConnection]) -> None:
+    """A rerun: the original exists, and the spec, the targets' server versions and the host are
+    what it ran with, or the differences are allowed (and logged, to be said with each verdict)."""
+    from mysqlbench.recording import server_lineage
+    from mysqlbench.results.store import ResultsStore
+
+    store = ResultsStore.from_airflow()
+    original = rerun.load_original(store, study, params[rerun.RERUN_OF])
+    now = [server_lineage(store, target) for target in targets]
+    hosts = {n["host_hash"] for n in now}
+    differences = rerun.check(original, data, {n["server_version"] for n in now},
+                              next(iter(hosts)) if len(hosts) == 1 else None, store,
+                              bool(params.get(rerun.ALLOW_DIFFERENCES)))
+    log.info("rerun of %s: %s", original.run_id, "; ".join(differences) or "the same spec, server version and host")
 
 
 def check_ssh_host(target) -> None:
@@ -237,18 +257,43 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     validation = validation or {"success": False, "failures": [{"check": "validation task did not finish"}]}
     ti = recorder.context["ti"]
     frame = execution_frame(rows, workload.primary)
+    reproduction = reproduce(recorder, spec, workload, rows)
     out = write_report(spec=spec, workload=workload, dag_id=ti.dag_id, run_id=ti.run_id,
                        frame=frame, series=series, plans=plans,
                        validation=validation, flags=validation.get("flags", []), metadata=metadata,
                        extra_tables=workload.report_tables(rows, frame),
                        rounds=round_records(recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id,
-                                                                metric="round_plan")))
+                                                                metric="round_plan")),
+                       reproduction=reproduction)
     stored = recorder.store.keep_report(ti.dag_id, Path(out["dir"]))  # the UI reads it there, from any machine
     log.info("report%s: %s (summary: %s; %d files kept in the results store)", "" if out["valid"] else " (INVALID)",
              out["html"], out["summary"], stored)
     for sentence in out["findings"]:
         log.info("finding: %s", sentence)
+    for verdict in (reproduction or {}).get("verdicts", []):
+        log.info("reproduction: %s", verdict["said"])
     return out
+
+
+def reproduce(recorder: TaskRecorder, spec: StudySpec, workload: StudyWorkload,
+              rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """For a rerun (``rerun_of`` set): each point's verdict against the original, with the
+    differences it was allowed to run with."""
+    params = recorder.context["params"]
+    if not params.get(rerun.RERUN_OF):
+        return None
+    from mysqlbench.recording import server_lineage
+
+    store = recorder.store
+    original = rerun.load_original(store, spec.study, params[rerun.RERUN_OF])
+    hosts = {r["host_hash"] for r in rows if r.get("host_hash")}
+    stated = rerun.check(original, spec.model_dump(by_alias=True, mode="json"),
+                         {r["server_version"] for r in rows if r.get("server_version")},
+                         next(iter(hosts)) if len(hosts) == 1 else server_lineage(store)["host_hash"], store, True)
+    verdicts = rerun.verdicts(store, original, rows, workload.primary, spec.min_effect, stated)
+    return {"original": original.run_id, "original_valid": original.valid, "band": spec.min_effect,
+            "differences": stated, "verdicts": verdicts,
+            "reproduced": bool(verdicts) and all(v["reproduced"] for v in verdicts)}
 
 
 def publish(validation: dict[str, Any] | None, report_out: dict[str, Any] | None) -> dict[str, Any]:
