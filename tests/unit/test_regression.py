@@ -35,6 +35,20 @@ def test_a_step_is_found_at_its_run_with_both_sides():
     assert change.effect == pytest.approx(0.4, abs=0.05) and change.pvalue < T.max_pvalue
 
 
+def test_a_change_is_said_with_its_interval_over_one_value_per_run():
+    """The shared estimator on the runs either side (12 before, 6 after, unpaired): the +40% step
+    inside its interval, the verdict from the interval against the spec's min_effect."""
+    series = noisy(12, 0.10) + noisy(6, 0.14, seed=8)
+    [change] = change_points(series, T, Better.LOWER)
+    i = change.interval
+    assert (i["n_a"], i["n_b"], i["paired"]) == (12, 6, False) and i["band"] == T.min_effect
+    assert i["estimate"] == pytest.approx(0.4, abs=0.03) and T.min_effect < i["ci_low"] < i["estimate"] < i["ci_high"]
+    assert i["verdict"] == "more"
+    assert change.interval_words.startswith(f"{100 * i['estimate']:+.1f}% (")
+    assert "CI" in change.interval_words and "12 runs before vs 6 after): more" in change.interval_words
+    assert change.as_dict()["interval_words"] == change.interval_words
+
+
 def test_direction_follows_the_metric():
     series = noisy(12, 1000.0) + noisy(6, 700.0, seed=8)  # throughput down: worse for a higher-is-better metric
     assert change_points(series, T, Better.HIGHER)[0].regression

@@ -74,7 +74,8 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
             if change["alert"]:
                 out["alerts"].append({"series_id": series_id, "label": series["label"], "metric": metric.name,
                                       "unit": metric.unit, **{k: change[k] for k in (
-                                          "run_id", "dag_id", "run_time", "index", "effect_pct", "pvalue", "events",
+                                          "run_id", "dag_id", "run_time", "index", "effect_pct", "interval_words",
+                                          "interval", "pvalue", "events",
                                           "variables_changed", "plan_changed")},
                                       "before_median": change["before"]["median"],
                                       "after_median": change["after"]["median"]})

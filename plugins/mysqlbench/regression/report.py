@@ -107,7 +107,7 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
         body.append(f"<h2 style='color:#b00'>{len(alerts)} confirmed regression(s)</h2>")
         body.append(_table([{**a, "events": _events_text(a["events"], a["variables_changed"])} for a in alerts],
                            ["label", "metric", "run_id", "run_time", "before_median", "after_median", "effect_pct",
-                            "pvalue", "events", "variables_changed", "plan_changed"]))
+                            "interval_words", "pvalue", "events", "variables_changed", "plan_changed"]))
     else:
         body.append("<h2>No confirmed regression</h2>")
     if analysis["plan_changes"]:
@@ -124,6 +124,8 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
             body.append(f"<h3>{esc(state)} at run {esc(change['run_id'])}: {change['effect_pct']:+.1f}% "
                         f"(median {change['before']['median']:.6g} -> {change['after']['median']:.6g}, "
                         f"p = {change['pvalue']:.2g})</h3>")
+            body.append(f"<p>Effect with its interval (one value per run on each side, unpaired): "
+                        f"{esc(change.get('interval_words', 'no interval'))}.</p>")
             body.append(f"<p>Changed at this run: {esc(_events_text(change['events'], change['variables_changed']))}.</p>")
             if change["variables_changed"]:
                 body.append("<p>Server variables that differ: " + esc(json.dumps(change["variables_changed"])) + "</p>")
@@ -154,6 +156,7 @@ def summary_text(analysis: dict[str, Any]) -> str:
     lines = [f"{len(alerts)} confirmed regression(s):"]
     for a in alerts:
         lines.append(f"- {a['label']}: {a['metric']} {a['before_median']:.6g} -> {a['after_median']:.6g} {a['unit']} "
-                     f"({a['effect_pct']:+.1f}%) from run {a['run_id']}; changed there: "
+                     f"({a['effect_pct']:+.1f}%; {a.get('interval_words', 'no interval')}) from run {a['run_id']}; "
+                     "changed there: "
                      f"{_events_text(a['events'], a['variables_changed'])}")
     return "\n".join(lines)
