@@ -63,14 +63,15 @@ def _global_variables(conn) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _standalone(clone, paused: bool = False, **extra_env):
+def _standalone(clone, **extra_env):
     """`bin/airflow standalone` in the clone (api-server, scheduler with LocalExecutor, dag-processor,
-    triggerer) on a free port, DAGs unpaused at creation unless ``paused``; yields the environment to
+    triggerer) on a free port, DAGs paused at creation (Airflow's default: a test unpauses what it
+    runs, or the shipped nightly sweep would run its latest slot); yields the environment to
     run the airflow CLI with; stopped (process group) on the way out."""
     port = free_port()
     env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": str(paused),
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120", **extra_env}
     run(clone, "make setup")  # idempotent; lets a test run alone
@@ -134,6 +135,8 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         proc = env["_proc"]
         _airflow(clone, env, "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests").check_returncode()
         _parsed(clone, env, "probe_kill_study")
+        # only this DAG runs: unpaused at creation, the shipped nightly sweep would run its 02:00 slot
+        _airflow(clone, env, "dags", "unpause", "probe_kill_study").check_returncode()
         _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
         journal = clone / "work" / "journal" / f"{EXTERNAL_MARKED_CONN}.json"
 
@@ -167,7 +170,7 @@ def test_nightly_regression_under_the_scheduler(clone):
     other; the analysis reads their history; the alert task passes (one run per series: nothing to
     compare). The studies' published Assets also start regression_on_publish, so their runs join
     the same history. Other DAGs stay paused (the shipped nightly sweep would run its own suite)."""
-    with _standalone(clone, paused=True, MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression")) as env:
+    with _standalone(clone, MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression")) as env:
         for dag_id in ("sysbench_cpu", "tpch_power", "regression_on_publish", "nightly_probe"):
             _parsed(clone, env, dag_id)
             _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
@@ -287,7 +290,7 @@ def test_backfill_across_server_versions(clone):
     other is skipped and says why; 11.8 is fetched from Debian and measured on its own target. The
     trend report of the last measuring run compares both versions (release order, counters, plans)."""
     extra = {"MYSQLBENCH_REGRESSION_DIRS": str(SUPPORT / "regression")}
-    with _standalone(clone, paused=True, **extra) as env:
+    with _standalone(clone, **extra) as env:
         try:
             prepared = json.loads(run(clone, "bin/mysqlbench versions prepare", **extra).stdout)  # as the README
             by_spec: dict[str, dict[str, int]] = {}
@@ -365,7 +368,9 @@ def _separate_processes(clone):
     port = free_port()
     env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5"}
+           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+           # a second user who may look but not trigger (the simple auth manager's viewer role)
+           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
     run(clone, "make setup")
     run(clone, "bin/mysqlbench target up demo")
     procs = []
@@ -459,7 +464,30 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 expect(table).to_contain_text("q03")
                 expect(table).to_contain_text("B: mariadb 10.11")
                 page.screenshot(path=artifacts / "compare.png", full_page=True)
+                # run A's Rerun action: Airflow triggers it as this user; the tab then names the new run
+                page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
+                page.get_by_role("link", name="Benchmark report").click()
+                run_page = page.frame_locator("iframe").first
+                run_page.get_by_role("button", name="Rerun").click()
+                expect(run_page.get_by_role("heading", name="Rerun triggered")).to_be_visible(timeout=60_000)
+                rerun_id = run_page.get_by_role("link", name=re.compile(r"^manual__")).inner_text()
             finally:
                 browser.close()
+        assert rerun_id not in ids and wait(lambda: done(rerun_id), 900, "the rerun", procs[1]) == "success"
+        status, _, summary = _get(base, f"/mysqlbench/reports/tpch_power/{run_dir_name(rerun_id)}/summary.json", token)
+        reproduction = json.loads(summary)["reproduction"]
+        assert status == 200 and reproduction["original"] == run_a and reproduction["differences"] == []
+        # each point and query said against the original (n=2 vs 2: too few for an interval, and said so)
+        assert {v["subject"] for v in reproduction["verdicts"]} == {"q03", "q06"}
+        assert all("inconclusive" in v["said"] and not v["reproduced"] for v in reproduction["verdicts"])
+        # a user Airflow lets look but not trigger: the action is refused by Airflow, nothing runs
+        password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())
+        viewer = rest(base, "POST", "/auth/token", {"username": "viewer", "password": password["viewer"]})["access_token"]
+        refused = urllib.request.Request(f"{base}/mysqlbench/runs/tpch_power/{quote(run_a, safe='')}/rerun", data=b"",
+                                         headers={"Authorization": f"Bearer {viewer}"}, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(refused, timeout=60)
+        assert denied.value.code == 403 and "does not let you trigger tpch_power" in denied.value.read().decode()
+        assert len(rest(base, "GET", "/api/v2/dags/tpch_power/dagRuns", token=token)["dag_runs"]) == 3
     assert all((artifacts / name).stat().st_size > 10_000 for name in ("benchmarks.png", "run_report.png",
                                                                        "compare.png"))

@@ -2,10 +2,12 @@
 mounts under ``/mysqlbench``, shown through ``external_views`` (a "Benchmarks" navigation entry and a
 "Benchmark report" tab on every DAG run).
 
-Read-only, from the results store and the reports the study, regression and version DAGs wrote:
-the studies and their runs with their validity, a run's report (charts, tables, findings,
-validation), two runs of a study side by side (``studies.compare``, as the study report compares
-servers), and the cross-version and regression reports. Every route requires Airflow's own
+From the results store and the reports the study, regression and version DAGs wrote: the studies
+and their runs with their validity, a run's report (charts, tables, findings, validation), two
+runs of a study side by side (``studies.compare``, as the study report compares servers), and the
+cross-version and regression reports. The one action, a run's Rerun (``studies.rerun``), is a
+trigger through Airflow's own REST API with the user's own token: Airflow decides whether that
+user may trigger the DAG. Every route requires Airflow's own
 authentication (a plugin's FastAPI app gets none by itself): the ``PLUGINS`` view permission,
 checked by Airflow's auth manager from the UI's token cookie or a bearer token. Nothing here reads
 a connection's password or renders a connection: the store URL is printed with its password hidden.
@@ -239,6 +241,71 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
             "comparison": compare(frame, workload.primary, counters, plans, band=spec.min_effect)}
 
 
+def rerun_conf(store, dag_id: str, run_id: str, allow: bool) -> dict[str, Any]:
+    """The conf that reproduces a run (``studies.rerun``), or a 400 with the reason it cannot be
+    rebuilt (no such run, a spec that no longer merges). Whether the server version and host match
+    is checked by the rerun's own first task, which refuses with the reason."""
+    from mysqlbench.errors import MysqlbenchError
+    from mysqlbench.studies import rerun
+    from mysqlbench.studies.spec import load_spec, spec_path
+    from mysqlbench.studies.steps import merged_spec
+
+    try:
+        original = rerun.load_original(store, dag_id, run_id)
+        conf = rerun.conf_of(original, load_spec(spec_path(dag_id)))
+        merged_spec(dag_id, conf)
+    except MysqlbenchError as exc:
+        raise HTTPException(status_code=400, detail=f"cannot rerun {run_id}: {exc}") from exc
+    if allow:
+        conf[rerun.ALLOW_DIFFERENCES] = True
+    return conf
+
+
+def _same_origin(request: Request) -> None:
+    """A state-changing form post must come from this server's own pages (no cross-site post
+    riding on the UI's token cookie)."""
+    origin = request.headers.get("origin") or request.headers.get("referer")
+    if origin is None:
+        return  # a client that is not a browser (curl, a script): its bearer token is its own
+    from urllib.parse import urlsplit
+
+    if urlsplit(origin).netloc != request.url.netloc:
+        raise HTTPException(status_code=403, detail="a rerun is only accepted from this server's own pages")
+
+
+def _airflow_root(request: Request) -> str:
+    """The API server's own path prefix: where this app is mounted, less its ``/mysqlbench``."""
+    root = request.scope.get("root_path", "").rstrip("/")
+    return root.rsplit("/", 1)[0] if root.endswith("/mysqlbench") else ""
+
+
+def _user_token(request: Request) -> str:
+    """The token this request was authenticated with: the bearer header, else the UI's cookie."""
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:]
+    token = request.cookies.get("_token")
+    if not token:
+        raise HTTPException(status_code=401, detail="no Airflow token to trigger the rerun with")
+    return token
+
+
+async def _trigger(base: str, token: str, dag_id: str, conf: dict[str, Any]) -> tuple[int, Any]:
+    """POST /api/v2/dags/{dag_id}/dagRuns as the user (Airflow names the run)."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        response = await client.post(f"/api/v2/dags/{quote(dag_id, safe='')}/dagRuns",
+                                     json={"logical_date": None, "conf": conf},
+                                     headers={"Authorization": f"Bearer {token}"})
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = response.text[:500]
+    return response.status_code, answer.get("detail", answer) if response.status_code >= 300 and isinstance(
+        answer, dict) else answer
+
+
 def create_app() -> FastAPI:
     from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
     from airflow.api_fastapi.core_api.security import requires_access_view
@@ -292,8 +359,43 @@ def create_app() -> FastAPI:
         if run_dir is None:
             return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
         src = f"{_base(request)}/reports/{dag_id}/{run_dir}/index.html"
+        if validity:  # a study run: it can be reproduced
+            head.append(f"<form action='{run_href(_base(request), dag_id, run_id)}/rerun' method='post'>"
+                        "<button type='submit'>Rerun</button> this run from its lineage (same spec, seed, "
+                        "server version and host; refused with the reason where one differs) <label><input "
+                        "type='checkbox' name='allow_differences' value='1'> or run with the differences "
+                        "stated</label></form>")
         return _page(run_id, *head, f"<p><a href='{html.escape(src)}'>open the report alone</a></p>",
                      f"<iframe title='report' src='{html.escape(src)}'></iframe>")
+
+    @app.post("/runs/{dag_id}/{run_id}/rerun")
+    async def rerun_action(dag_id: str, run_id: str, request: Request):
+        """Trigger a rerun through Airflow's own REST API with the user's own token, so Airflow
+        decides whether this user may trigger this DAG; then open the new run in Airflow's UI."""
+        _name(dag_id, "DAG id")
+        _run_id(run_id)
+        _same_origin(request)
+        form = (await request.body()).decode("latin-1")
+        allow = "allow_differences=1" in form.split("&")
+        from starlette.concurrency import run_in_threadpool
+
+        conf = await run_in_threadpool(rerun_conf, _store(), dag_id, run_id, allow)
+        token = _user_token(request)
+        airflow = f"{request.url.scheme}://{request.url.netloc}{_airflow_root(request)}"
+        status, answer = await _trigger(airflow, token, dag_id, conf)
+        if status in (401, 403):
+            raise HTTPException(status_code=403, detail=f"Airflow does not let you trigger {dag_id}: {answer}")
+        if status >= 300:
+            raise HTTPException(status_code=502, detail=f"Airflow refused the rerun ({status}): {answer}")
+        new_run = answer["dag_run_id"]
+        # shown where the form was (Airflow frames this page without top navigation): the new run's
+        # Benchmark page, which lists it once its report is written, and its place in Airflow's UI
+        airflow_page = f"{_airflow_root(request)}/dags/{quote(dag_id, safe='')}/runs/{quote(new_run, safe='')}"
+        return _page(f"rerun of {run_id}", "<h1>Rerun triggered</h1>",
+                     f"<p>Airflow started run <a href='{run_href(_base(request), dag_id, new_run)}'>"
+                     f"{html.escape(new_run)}</a> of {html.escape(dag_id)} as you, with the settings, seed and "
+                     f"checks of {html.escape(run_id)}. Its report ends with the reproduction verdicts, one per "
+                     f"point; in Airflow: <code>{html.escape(airflow_page)}</code>.</p>")
 
     @app.get("/reports/{dag_id}/{run_dir}/{name}")
     def report_file(dag_id: str, run_dir: str, name: str):
