@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "plugins"))
 
 from mysqlbench import paths  # noqa: E402
+from mysqlbench.statistics import compare  # noqa: E402
 from mysqlbench.targets.managed import ManagedServer, ManagedSpec  # noqa: E402
 from mysqlbench.workloads.tpch import TABLES, dataset, generate  # noqa: E402
 
@@ -107,10 +108,13 @@ def main() -> None:
         defaults.touch(mode=0o600)
         defaults.write_text(f"[client]\npassword={password}\n")
         for run in range(RUNS):
+            if run % 2:  # order alternates within the pair: neither side always runs first
+                results["plain"].append(plain(server, target, manifest, defaults))
             load_s, constraints_s = ours(server, target, manifest)
             results["ours"].append(load_s)
             results["constraints"].append(constraints_s)
-            results["plain"].append(plain(server, target, manifest, defaults))
+            if not run % 2:
+                results["plain"].append(plain(server, target, manifest, defaults))
             results["ours_redo_2g"].append(ours(server, target, manifest, redo_log_size=2 << 30)[0])
             print(f"run {run + 1}/{RUNS}: ours {load_s:.1f} s, plain client {results['plain'][-1]:.1f} s, "
                   f"constraints {constraints_s:.1f} s, ours with a 2G redo log {results['ours_redo_2g'][-1]:.1f} s",
@@ -118,6 +122,10 @@ def main() -> None:
     drop(server, OURS)
     drop(server, PLAIN)
     median = {k: statistics.median(v) for k, v in results.items()}
+    # each run measured ours and plain back to back, in alternating order: a pair (what drifts between
+    # runs cancels)
+    ours_ratio = compare(results["plain"], results["ours"], paired=True)
+    redo_ratio = compare(results["plain"], results["ours_redo_2g"], paired=True)
     summary = {
         "scale_factor": SF, "runs": RUNS, "server": server.health()["version"],
         "ours_load_s": round(median["ours"], 2), "plain_client_load_s": round(median["plain"], 2),
@@ -125,6 +133,7 @@ def main() -> None:
         "constraints_s": round(median["constraints"], 2),
         "ours_redo_2g_load_s": round(median["ours_redo_2g"], 2),
         "ratio_redo_2g_to_plain": round(median["ours_redo_2g"] / median["plain"], 3),
+        "ratio_ours_to_plain_interval": ours_ratio.as_dict(), "ratio_redo_2g_to_plain_interval": redo_ratio.as_dict(),
         "dag_parse_s": round(dag_parse_seconds(), 3), "raw": results,
     }
     out = paths.work_dir() / "bench" / "load_bench.json"
@@ -133,10 +142,11 @@ def main() -> None:
     print(f"\nTPC-H SF {SF:g} on {summary['server']}, median of {RUNS} alternating runs")
     print(f"  ours (empty schema -> tables loaded with primary keys): {summary['ours_load_s']:7.2f} s")
     print(f"  plain mariadb client, serial, same DDL:                 {summary['plain_client_load_s']:7.2f} s")
-    print(f"  ratio ours / plain:                                     {summary['ratio_ours_to_plain']:7.3f}")
+    print(f"  ratio ours / plain:                                     {summary['ratio_ours_to_plain']:7.3f}"
+          f"  paired: {ours_ratio.ratio_words()}")
     print(f"  constraints step (FKs and named indexes):               {summary['constraints_s']:7.2f} s")
     print(f"  ours with load_redo_log_size=2G (opt-in), incl. restore: {summary['ours_redo_2g_load_s']:7.2f} s"
-          f"  (ratio {summary['ratio_redo_2g_to_plain']:.3f})")
+          f"  (ratio {summary['ratio_redo_2g_to_plain']:.3f}; paired: {redo_ratio.ratio_words()})")
     print(f"  parse time of all DAG files:                            {summary['dag_parse_s']:7.3f} s")
     print(f"  written to {out}")
 

@@ -32,6 +32,7 @@ from mysqlbench import ownership, paths  # noqa: E402
 from mysqlbench.errors import MysqlbenchError  # noqa: E402
 from mysqlbench.identifiers import check_name  # noqa: E402
 from mysqlbench.ossampler import process_cpu_seconds  # noqa: E402
+from mysqlbench.statistics import compare  # noqa: E402
 from mysqlbench.targets.managed import ManagedServer, ManagedSpec  # noqa: E402
 from mysqlbench.workloads.tpcc import driver as tpcc_driver  # noqa: E402
 from mysqlbench.workloads.tpcc import peers, pipeline  # noqa: E402
@@ -171,7 +172,7 @@ def main() -> None:
     results: dict[str, list[dict]] = {d: [] for d in drivers}
     try:
         for run in range(RUNS):
-            for name in drivers:
+            for name in drivers if run % 2 == 0 else drivers[::-1]:  # order alternates: neither always first
                 got = one_run(server, target, name)
                 results[name].append(got)
                 print(f"run {run + 1}/{RUNS} {name}: {got['new_orders_per_min']:,.0f} New-Orders/min from the "
@@ -187,8 +188,13 @@ def main() -> None:
                "rampup_s": RAMPUP_S, "measure_s": MEASURE_S, "buffer_pool": BUFFER_POOL, "runs": RUNS,
                "load_s": {k: round(v, 1) for k, v in loads.items()}, "median": median, "raw": results,
                "skipped": skipped}
+    intervals = {}
     for peer in available:
         summary[f"ratio_ours_to_{peer}"] = median["ours"]["new_orders_per_min"] / median[peer]["new_orders_per_min"]
+        # each run measured every driver back to back from the same snapshot, in alternating order: a pair per run
+        intervals[peer] = compare([r["new_orders_per_min"] for r in results[peer]],
+                                  [r["new_orders_per_min"] for r in results["ours"]], paired=True)
+        summary[f"ratio_ours_to_{peer}_interval"] = intervals[peer].as_dict()
     out = paths.work_dir() / "bench" / "tpcc_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2))
@@ -202,7 +208,8 @@ def main() -> None:
         print(f"  {name:<15} {m['new_orders_per_min']:>24,.0f}   {m['own_figure']:>12,.1f} {own:<6}"
               f"   {share:>10}   {m['server_cpu_share']:>10.2f}   {loads[name]:6.1f} s")
     for peer in available:
-        print(f"  ratio ours / {peer}: {summary[f'ratio_ours_to_{peer}']:.2f}")
+        print(f"  ratio ours / {peer}: {summary[f'ratio_ours_to_{peer}']:.2f} (medians); paired: "
+              f"{intervals[peer].ratio_words()}")
     for peer, why in skipped.items():
         print(f"  {peer} skipped: {why}")
     print(f"  (CPU in cores: 1.00 is one core busy; written to {out})")

@@ -119,6 +119,9 @@ def test_make_bench_short(clone):
     for line in ("stat stamp (what every load and study does)", "ratio ours / plain", "parse time of all DAG files",
                  "orchestration overhead share", "New-Orders/min (database)"):
         assert line in done.stdout, done.stdout
+    # a ratio measured side by side says its sample: one run is one pair, too few for an interval
+    [ratio] = [line for line in done.stdout.splitlines() if "ratio ours / plain" in line]
+    assert "paired: " in ratio and "(n=1 pairs: no 95% interval)" in ratio, ratio
     if sources:
         assert "ratio ours / tpcc-mysql" in done.stdout and "ratio ours / sysbench-tpcc" in done.stdout, done.stdout
     else:

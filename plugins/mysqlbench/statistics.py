@@ -83,6 +83,17 @@ class Effect:
             return f"{_pct(self.estimate)} ({sample}: no 95% interval)"
         return f"{_pct(self.estimate)} ({100 * self.confidence:.3g}% CI {_pct(self.ci_low)} .. {_pct(self.ci_high)}, {sample})"
 
+    def ratio_words(self) -> str:
+        """The effect as a ratio B / A with its interval: "1.050 (93.8% CI 1.010 .. 1.090, n=5 pairs)",
+        or "1.050 (n=1 pairs: no 95% interval)" (a bench's side-by-side ratios)."""
+        if self.estimate is None:
+            return f"no ratio ({self.why})"
+        sample = f"n={self.n} pairs" if self.paired else f"n={self.n_a} vs {self.n_b}"
+        if self.ci_low is None:
+            return f"{1 + self.estimate:.3f} ({sample}: no 95% interval)"
+        return (f"{1 + self.estimate:.3f} ({100 * self.confidence:.3g}% CI {1 + self.ci_low:.3f} .. "
+                f"{1 + self.ci_high:.3f}, {sample})")
+
     def verdict_words(self, less: str, more: str) -> str:
         """The verdict in the metric's words (``less``/``more``: "less time"/"more time")."""
         if self.verdict is Verdict.MORE:

@@ -193,3 +193,12 @@ def test_beyond_the_exact_tables_the_normal_approximation_keeps_the_level():
             assert effect.confidence == 0.95
             covered += effect.ci_low <= 0.1 <= effect.ci_high
         assert 0.92 <= covered / 400 <= 0.98, (paired, covered)
+
+
+def test_a_bench_ratio_is_said_with_its_interval_and_pairs():
+    """make bench's side-by-side ratios: B / A with the paired interval, or that one pair has none."""
+    plain = [10.0, 10.4, 9.8, 10.1, 10.2, 9.9, 10.3]
+    ours = [p * 0.8 for p in plain]
+    words = compare(plain, ours, paired=True).ratio_words()
+    assert words.startswith("0.800 (") and "CI 0.800 .. 0.800, n=7 pairs)" in words
+    assert compare([10.0], [8.0], paired=True).ratio_words() == "0.800 (n=1 pairs: no 95% interval)"
