@@ -285,3 +285,25 @@ def test_io_capacity_above_its_cap_raises_the_cap_first_and_the_journal_puts_bot
         assert {v: knobs.read_variable(conn, v, "global") for v in names} == before
     finally:
         conn.close()
+
+
+def test_datadirs_initialised_at_once_do_not_collide(session_dir):
+    """Two instances' first starts at the same moment (two clones' demo targets in the suite, two
+    users on one host): each bootstrap keeps its temporary tables in its own tmpdir. In the shared
+    /tmp, one of two concurrent mariadb-install-db runs failed with "Unknown table
+    'mysql.tmp_user_sys'" (in one of four runs of three rounds here); eight rounds must all succeed."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    base = session_dir / "work" / "targets" / "concurrent"  # where the mysql OS user reaches
+    try:
+        for round_ in range(8):
+            servers = [ManagedServer(ManagedSpec(name=f"c{round_}{i}", conn_id="x", port=free_port()),
+                                     root=base / f"r{round_}-{i}") for i in range(2)]
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(lambda s: s.initialize(), servers))  # raises TargetUnavailable on a failed init
+            assert all((s.datadir / "mysql").is_dir() for s in servers)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mysqlbench.statistics import compare
 from mysqlbench.workloads.base import Better
 
 
@@ -126,6 +125,8 @@ def change_points(values: list[float | None], thresholds: Thresholds, better: Be
     if len(series) < 3:
         return []
     from otava.analysis import compute_change_points
+
+    from mysqlbench.statistics import compare  # (numpy: not at DAG parse time, which reads Thresholds)
 
     found, _weak = compute_change_points(series, window_len=thresholds.window_runs, max_pvalue=thresholds.max_pvalue,
                                          min_magnitude=thresholds.min_effect)

@@ -154,18 +154,22 @@ class ManagedServer:
             self._check_same_server()
             return
         self.root.mkdir(parents=True, exist_ok=True)
+        # the bootstrap server's temporary tables go to the instance's own tmpdir: in the shared /tmp
+        # two initialisations at once collide on their names ("Unknown table 'mysql.tmp_user_sys'")
+        self.tmpdir.mkdir(exist_ok=True)
         if self.run_as_root:
             self._check_reachable()
         b = self.binaries
         if self.flavor == "mysql":
-            cmd = b.command("mysqld", "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}")
+            cmd = b.command("mysqld", "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}",
+                            f"--tmpdir={self.tmpdir}")
             if b.basedir is not None:
                 cmd.append(f"--basedir={b.basedir}")
             if b.share_dir is not None:
                 cmd.append(f"--lc-messages-dir={b.share_dir}")
         else:
-            cmd = b.install_db("--no-defaults", f"--datadir={self.datadir}", "--auth-root-authentication-method=socket",
-                               "--skip-test-db")
+            cmd = b.install_db("--no-defaults", f"--datadir={self.datadir}", f"--tmpdir={self.tmpdir}",
+                               "--auth-root-authentication-method=socket", "--skip-test-db")
         if self.run_as_root:
             self._chown(self.root)
             cmd.append(f"--user={self.spec.os_user}")
