@@ -116,6 +116,8 @@ def test_the_change_is_found_at_the_run_it_happened(history):
     # and q08's plan (listed among the plan changes too)
     assert {e["event"] for e in change["events"]} >= {"server configuration", "plan"} and change["plan_changed"]
     assert change["variables_changed"]["optimizer_search_depth"] == [str(history["found"]), "1"]
+    # and blamed on what differs between the sides: the configuration and the plan, not the package
+    assert {b["field"] for b in change["blame"]} == {"variables_hash", "plan_hash"}, change["blame"]
     assert [p["run_id"] for p in report["plan_changes"] if p["series_id"] == alert["series_id"]] == \
         [runs[CHANGE_AT].run_id]
     assert not [c for c in _series(report, "q06")["changes"] if c["confirmed"]]  # untouched: no alarm

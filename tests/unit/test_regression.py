@@ -49,6 +49,24 @@ def test_a_change_is_said_with_its_interval_over_one_value_per_run():
     assert change.as_dict()["interval_words"] == change.interval_words
 
 
+def test_a_step_is_blamed_on_what_differs_between_its_sides_not_on_the_last_change():
+    """Issue 23's q18: optimizer_search_depth changed two runs before the step, so both sides ran
+    with it; the step's run changed the plan. Only the plan differs between the sides."""
+    from mysqlbench.regression.history import sides_differences
+
+    def run(variables, plan, version="10.11.6"):
+        return {"variables_hash": variables, "plan_hash": plan, "server_version": version,
+                "package_version": "abc", "spec_hash": "s1"}
+    before = [run("depth62", "p1"), run("depth62", "p1"), run("depth2", "p1"), run("depth2", "p1"), run("depth2", "p1")]
+    after = [run("depth2", "p2"), run("depth2", "p2"), run("depth2", "p2")]
+    assert sides_differences(before, after) == [{"event": "plan", "field": "plan_hash", "before": "p1", "after": "p2"}]
+    # a change every run on each side shares, and one the sides disagree on entirely, are both found
+    after = [run("depth1", "p2", "10.11.7")] * 3
+    blamed = {b["field"]: (b["before"], b["after"]) for b in sides_differences(before, after)}
+    assert blamed == {"server_version": ("10.11.6", "10.11.7"), "variables_hash": ("depth2", "depth1"),
+                      "plan_hash": ("p1", "p2")}
+
+
 def test_direction_follows_the_metric():
     series = noisy(12, 1000.0) + noisy(6, 700.0, seed=8)  # throughput down: worse for a higher-is-better metric
     assert change_points(series, T, Better.HIGHER)[0].regression

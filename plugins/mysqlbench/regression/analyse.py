@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.regression.detect import Thresholds, change_points
-from mysqlbench.regression.history import KEY, history, primary_metric, variable_changes
+from mysqlbench.regression.history import KEY, history, primary_metric, sides_differences, variable_changes
 from mysqlbench.results.store import ResultsStore
 
 LINEAGE = ["dag_id", "run_id", "server_version", "package_version", "variables_hash", "spec_hash", "plan_hash"]
@@ -56,11 +56,14 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
         changes = []
         for change in change_points([r["value"] for r in rows], thresholds, metric.better):
             at = rows[change.index]
-            previous = rows[change.before.runs[-1]]
+            # blamed: what differs between the runs before and the runs after, not what changed
+            # since the previous run (a setting both sides ran with did not make the step)
+            blame = sides_differences([rows[i] for i in change.before.runs], [rows[i] for i in change.after.runs])
+            config = next((b for b in blame if b["field"] == "variables_hash"), None)
             record = change.as_dict() | {
                 "run_id": at["run_id"], "dag_id": at["dag_id"], "run_time": _plain(at["run_time"]),
-                "events": at["events"],
-                "variables_changed": variable_changes(store, previous["variables_hash"], at["variables_hash"]),
+                "events": at["events"], "blame": blame,
+                "variables_changed": variable_changes(store, config["before"], config["after"]) if config else {},
                 "plan_changed": any(e["field"] == "plan_hash" for e in at["events"]),
                 "runs_before": [records[i] for i in change.before.runs],
                 "runs_after": [records[i] for i in change.after.runs],
@@ -75,7 +78,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
                 out["alerts"].append({"series_id": series_id, "label": series["label"], "metric": metric.name,
                                       "unit": metric.unit, **{k: change[k] for k in (
                                           "run_id", "dag_id", "run_time", "index", "effect_pct", "interval_words",
-                                          "interval", "pvalue", "events",
+                                          "interval", "pvalue", "events", "blame",
                                           "variables_changed", "plan_changed")},
                                       "before_median": change["before"]["median"],
                                       "after_median": change["after"]["median"]})

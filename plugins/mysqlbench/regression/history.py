@@ -167,6 +167,25 @@ def _events(runs: pd.DataFrame) -> list[list[dict[str, Any]]]:
     return out
 
 
+def sides_differences(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What differs between the two sides of a change, as events: each lineage field whose values
+    on the runs before and on the runs after have none in common, with each side's most common
+    value. A setting that already held on runs before the step is not its cause, however recently
+    it changed (what changed at the step's run alone is its ``events``)."""
+    from collections import Counter
+
+    def values(rows: list[dict[str, Any]], column: str) -> list[Any]:
+        return [None if _same(r.get(column), None) else r.get(column) for r in rows]
+
+    out = []
+    for column, what in EVENTS.items():
+        old, new = values(before, column), values(after, column)
+        if old and new and not set(old) & set(new):
+            out.append({"event": what, "field": column, "before": Counter(old).most_common(1)[0][0],
+                        "after": Counter(new).most_common(1)[0][0]})
+    return out
+
+
 def _same(old: Any, new: Any) -> bool:
     missing = old is None or (isinstance(old, float) and old != old), new is None or (isinstance(new, float) and new != new)
     return all(missing) if any(missing) else old == new

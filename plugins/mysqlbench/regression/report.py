@@ -105,9 +105,9 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
             f"{esc(json.dumps(analysis['thresholds']))}.</p>"]
     if alerts:
         body.append(f"<h2 style='color:#b00'>{len(alerts)} confirmed regression(s)</h2>")
-        body.append(_table([{**a, "events": _events_text(a["events"], a["variables_changed"])} for a in alerts],
+        body.append(_table([{**a, "blame": _events_text(a.get("blame", []), a["variables_changed"])} for a in alerts],
                            ["label", "metric", "run_id", "run_time", "before_median", "after_median", "effect_pct",
-                            "interval_words", "pvalue", "events", "variables_changed", "plan_changed"]))
+                            "interval_words", "pvalue", "blame", "variables_changed", "plan_changed"]))
     else:
         body.append("<h2>No confirmed regression</h2>")
     if analysis["plan_changes"]:
@@ -126,7 +126,9 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
                         f"p = {change['pvalue']:.2g})</h3>")
             body.append(f"<p>Effect with its interval (one value per run on each side, unpaired): "
                         f"{esc(change.get('interval_words', 'no interval'))}.</p>")
-            body.append(f"<p>Changed at this run: {esc(_events_text(change['events'], change['variables_changed']))}.</p>")
+            body.append("<p>Differs between the runs before and the runs after (what the step can be blamed on): "
+                        f"{esc(_events_text(change.get('blame', []), change['variables_changed']))}. Changed at this "
+                        f"run: {esc(_events_text(change['events']))}.</p>")
             if change["variables_changed"]:
                 body.append("<p>Server variables that differ: " + esc(json.dumps(change["variables_changed"])) + "</p>")
             columns = ["position", "run_id", "run_time", "value", "iqr", "n_ok", "server_version", "package_version",
@@ -157,6 +159,6 @@ def summary_text(analysis: dict[str, Any]) -> str:
     for a in alerts:
         lines.append(f"- {a['label']}: {a['metric']} {a['before_median']:.6g} -> {a['after_median']:.6g} {a['unit']} "
                      f"({a['effect_pct']:+.1f}%; {a.get('interval_words', 'no interval')}) from run {a['run_id']}; "
-                     "changed there: "
-                     f"{_events_text(a['events'], a['variables_changed'])}")
+                     "differs between the runs before and after: "
+                     f"{_events_text(a.get('blame', []), a['variables_changed'])}")
     return "\n".join(lines)
