@@ -233,8 +233,13 @@ def rerun(run_id: str, dag_id: str | None, allow_differences: bool, conf_only: b
 
 def _rerun_summary(store, dag_id: str, original: str, since: float):
     """The newest kept report of ``dag_id`` written after ``since`` that reproduces ``original``."""
+    import datetime as dt
+
     for kept in store.reports_with("summary.json"):
-        if kept["dag_id"] != dag_id or kept["written_at"].timestamp() < since - 1:
+        written = kept["written_at"]
+        if written.tzinfo is None:  # SQLite hands back the stored UTC time without its zone
+            written = written.replace(tzinfo=dt.timezone.utc)
+        if kept["dag_id"] != dag_id or written.timestamp() < since - 1:
             continue
         summary = json.loads(store.report_file(dag_id, kept["run"], "summary.json"))
         if (summary.get("reproduction") or {}).get("original") == original:

@@ -59,7 +59,8 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def check_rerun(study: str, params: dict[str, Any], data: dict[str, Any], targets: list[TargetConnection]) -> None:
     """A rerun: the original exists, and the spec, the targets' server versions and the host are
-    what it ran with, or the differences are allowed (and logged, to be said with each verdict)."""
+    what it ran with, or the differences are allowed (and logged, to be said with each verdict).
+    Targets on several hosts have no one host to compare (the hosts are not checked then)."""
     from mysqlbench.recording import server_lineage
     from mysqlbench.results.store import ResultsStore
 
@@ -278,18 +279,16 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
 def reproduce(recorder: TaskRecorder, spec: StudySpec, workload: StudyWorkload,
               rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """For a rerun (``rerun_of`` set): each point's verdict against the original, with the
-    differences it was allowed to run with."""
+    differences it was allowed to run with (the host compared when the rerun measured on one)."""
     params = recorder.context["params"]
     if not params.get(rerun.RERUN_OF):
         return None
-    from mysqlbench.recording import server_lineage
-
     store = recorder.store
     original = rerun.load_original(store, spec.study, params[rerun.RERUN_OF])
     hosts = {r["host_hash"] for r in rows if r.get("host_hash")}
     stated = rerun.check(original, spec.model_dump(by_alias=True, mode="json"),
                          {r["server_version"] for r in rows if r.get("server_version")},
-                         next(iter(hosts)) if len(hosts) == 1 else server_lineage(store)["host_hash"], store, True)
+                         next(iter(hosts)) if len(hosts) == 1 else None, store, True)
     verdicts = rerun.verdicts(store, original, rows, workload.primary, spec.min_effect, stated)
     return {"original": original.run_id, "original_valid": original.valid, "band": spec.min_effect,
             "differences": stated, "verdicts": verdicts,
