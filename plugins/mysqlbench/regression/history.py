@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.results.lineage import stable_hash
-from mysqlbench.results.store import ResultsStore, SampleKind, samples, server_snapshots, validations
+from mysqlbench.results.store import ResultsStore, SampleKind, samples, validations
 from mysqlbench.studies.compare import setting_of
 from mysqlbench.workloads.base import Metric
 
@@ -196,11 +196,7 @@ def variable_changes(store: ResultsStore, before_hash: str | None, after_hash: s
     a snapshot the store does not hold is said so rather than guessed."""
     if not before_hash or not after_hash or before_hash == after_hash:
         return {}
-    with store.engine.connect() as conn:
-        found = {row.variables_hash: json.loads(row.variables) for row in conn.execute(
-            sa.select(server_snapshots.c.variables_hash, server_snapshots.c.variables)
-            .where(server_snapshots.c.variables_hash.in_([before_hash, after_hash])))}
-    if before_hash not in found or after_hash not in found:
+    old, new = store.server_snapshot(before_hash), store.server_snapshot(after_hash)
+    if old is None or new is None:
         return {"(unknown)": "a configuration snapshot is not in the store"}
-    old, new = found[before_hash], found[after_hash]
     return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)}

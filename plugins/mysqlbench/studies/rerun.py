@@ -146,21 +146,19 @@ def check(original: Original, spec_now: dict[str, Any], server_versions: set[str
     return differences
 
 
-def _variables(store, hashes: set[str]) -> dict[str, str] | None:
-    return store.server_snapshot(next(iter(hashes))) if len(hashes) == 1 else None
-
-
 def configuration_differences(store, a_rows: list[dict], b_rows: list[dict]) -> list[str]:
     """What differs between the server configuration (stable variables) and dataset the two
     sides of one point measured under; empty when the same."""
+    from mysqlbench.regression.history import variable_changes
+
     out = []
     a_hashes = {r["variables_hash"] for r in a_rows if r.get("variables_hash")}
     b_hashes = {r["variables_hash"] for r in b_rows if r.get("variables_hash")}
     if a_hashes != b_hashes:
-        then, now = _variables(store, a_hashes), _variables(store, b_hashes)
-        if then is not None and now is not None:
-            changed = sorted(k for k in set(then) | set(now) if then.get(k) != now.get(k))
-            out += [f"{k} {then.get(k, 'absent')} -> {now.get(k, 'absent')}" for k in changed[:MAX_LISTED]]
+        if len(a_hashes) == 1 and len(b_hashes) == 1:
+            changed = variable_changes(store, next(iter(a_hashes)), next(iter(b_hashes)))
+            out += [f"{k} {v[0] if v[0] is not None else 'absent'} -> {v[1] if v[1] is not None else 'absent'}"
+                    if isinstance(v, list) else f"{k}: {v}" for k, v in list(changed.items())[:MAX_LISTED]]
             if len(changed) > MAX_LISTED:
                 out.append(f"and {len(changed) - MAX_LISTED} more variables")
         else:
