@@ -1,15 +1,21 @@
-"""The regression analysis on real recorded history: ten short tpch_power runs (SF 0.01, q06 and
-q08) through dag.test on the test server; before the seventh, the server's optimizer_search_depth
-is set to 1 the way a DBA might (SET GLOBAL, outside any study): the optimizer then picks q08's
-eight-table join order greedily and the query takes 25-35 times longer with another plan
-(measured here: 15 -> 500 ms), while q06 (one table) does not move. The analysis DAG must find the
-change at that run, name the configuration change and the plan change there, fail its alert task
-and call the notifier with the report; before the change it must stay quiet."""
+"""The regression analysis on real recorded history (issue 23's acceptance): ten short tpch_power
+runs (SF 0.01, q06 and q08) through dag.test on the test server. The fourth is a bad night: eight
+busy processes started from outside the project take the CPU while it measures (a backup, a
+neighbour), so every query of that run is several times slower. Before the eighth run, the
+server's optimizer_search_depth is set to 1 the way a DBA might (SET GLOBAL, outside any study):
+the optimizer then picks q08's eight-table join order greedily and the query takes 25-35 times
+longer with another plan (measured here: 15 -> 500 ms), while q06 (one table) does not move. The
+analysis DAG must stay quiet through the bad night, find the change at its run by the third run
+after it, name the configuration change and the plan change there, fail its alert task and call
+the notifier with the report."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +24,7 @@ from conftest import EXTERNAL_MARKED_CONN
 
 pytestmark = pytest.mark.serial  # judges a measured effect: q08's slowdown found as a change point
 
-RUNS, CHANGE_AT = 10, 6  # runs 0..5 as found, 6..9 with optimizer_search_depth = 1
+RUNS, BAD_NIGHT, CHANGE_AT = 10, 3, 7  # runs 0..6 as found (3 under load), 7..9 with optimizer_search_depth = 1
 CONF = {"scale_factor": 0.01, "schema": "tpch_study", "seed": 11, "target_conn_id": EXTERNAL_MARKED_CONN,
         "queries": ["q06", "q08"], "repetitions": 3, "warmup_max_runs": 3, "settings": {"buffer_pool_size": "256M"}}
 ALERT_LOG = "regression_alerts.jsonl"
@@ -68,20 +74,36 @@ def history(bag, managed, session_dir):
     cursor = admin.cursor()
     cursor.execute("SELECT @@GLOBAL.optimizer_search_depth")
     found = cursor.fetchone()[0]
-    runs, quiet = [], None
+    runs, quiet, after_bad_night = [], None, None
     try:
         for i in range(RUNS):
             if i == CHANGE_AT:
                 quiet = _analyse(bag)
                 assert not alert_log.exists(), "a notification before any change"
                 cursor.execute("SET GLOBAL optimizer_search_depth = 1")
-            run_ = _fresh(bag, "tpch_power").test(run_conf=CONF)
+            with _busy_cpus(8 if i == BAD_NIGHT else 0):
+                run_ = _fresh(bag, "tpch_power").test(run_conf=CONF)
             assert str(run_.state) == "success", f"run {i}"
             runs.append(run_)
+            if i == BAD_NIGHT + 1:  # the night after the bad one, as the nightly would analyse it
+                after_bad_night = _analyse(bag)
     finally:
         cursor.execute(f"SET GLOBAL optimizer_search_depth = {int(found)}")
         admin.close()
-    return {"runs": runs, "quiet": quiet, "alerted": _analyse(bag), "alert_log": alert_log, "found": int(found)}
+    return {"runs": runs, "quiet": quiet, "after_bad_night": after_bad_night, "alerted": _analyse(bag),
+            "alert_log": alert_log, "found": int(found)}
+
+
+@contextlib.contextmanager
+def _busy_cpus(count: int):
+    """``count`` processes spinning on the CPU while the block runs (a busy host, from outside)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def _series(report, subject):
@@ -91,10 +113,15 @@ def _series(report, subject):
 
 
 def test_no_alert_and_no_notification_without_a_change(history):
-    quiet = history["quiet"]
-    assert str(quiet.state) == "success" and _task_state(quiet, "alert") == "success"
-    report = _report(quiet)
-    assert report["alerts"] == [] and len(_series(report, "q08")["runs"]) == CHANGE_AT
+    """Neither the night after the bad one nor the last night before the change alerts, though
+    the bad night is in the history, several times slower than the rest."""
+    for analysis in (history["after_bad_night"], history["quiet"]):
+        assert str(analysis.state) == "success" and _task_state(analysis, "alert") == "success"
+        assert _report(analysis)["alerts"] == []
+    q08 = [r["value"] for r in _series(_report(history["quiet"]), "q08")["runs"]]
+    assert len(q08) == CHANGE_AT
+    steady = sorted(v for i, v in enumerate(q08) if i != BAD_NIGHT)
+    assert q08[BAD_NIGHT] > 2 * steady[len(steady) // 2], q08  # a bad night indeed
 
 
 def test_the_change_is_found_at_the_run_it_happened(history):
@@ -104,7 +131,7 @@ def test_the_change_is_found_at_the_run_it_happened(history):
     assert str(alerted.state) == "failed" and _task_state(alerted, "alert") == "failed", q08
     [alert] = report["alerts"]
     assert alert["series_id"] == _series(report, "q08")["series_id"]
-    assert alert["run_id"] in {r.run_id for r in runs[CHANGE_AT - 1:CHANGE_AT + 2]}  # the run, plus or minus one
+    assert alert["run_id"] == runs[CHANGE_AT].run_id  # found by the third run after it (RUNS - CHANGE_AT = 3)
     assert alert["after_median"] > 5 * alert["before_median"]
     # (a first run slower than the rest is a change too, unconfirmed: one run before it)
     [change] = [c for c in _series(report, "q08")["changes"] if c["confirmed"]]
@@ -121,6 +148,7 @@ def test_the_change_is_found_at_the_run_it_happened(history):
     assert [p["run_id"] for p in report["plan_changes"] if p["series_id"] == alert["series_id"]] == \
         [runs[CHANGE_AT].run_id]
     assert not [c for c in _series(report, "q06")["changes"] if c["confirmed"]]  # untouched: no alarm
+    assert not any(abs(c["index"] - BAD_NIGHT) <= 1 and c["confirmed"] for s in report["series"] for c in s["changes"])
 
 
 def test_the_report_marks_the_change_on_the_series_chart(history):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from mysqlbench.regression.detect import Thresholds, change_points
+from mysqlbench.regression.detect import Thresholds, change_points, readiness
 from mysqlbench.regression.history import KEY, history, primary_metric, sides_differences, variable_changes
 from mysqlbench.results.store import ResultsStore
 
@@ -54,7 +54,9 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
         metric = metrics[first["study"]]
         records = [_run_record(i, r) for i, r in enumerate(rows)]
         changes = []
-        for change in change_points([r["value"] for r in rows], thresholds, metric.better):
+        values = [r["value"] for r in rows]
+        found = change_points(values, thresholds, metric.better)
+        for change in found:
             at = rows[change.index]
             # blamed: what differs between the runs before and the runs after, not what changed
             # since the previous run (a setting both sides ran with did not make the step)
@@ -71,7 +73,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
             changes.append(record)
         series = {"series_id": series_id, "label": _label(first), "key": {k: _plain(first[k]) for k in KEY},
                   "metric": metric.name, "unit": metric.unit, "better": metric.better.value,
-                  "runs": records, "changes": changes}
+                  "runs": records, "changes": changes, "readiness": readiness(values, found, thresholds)}
         out["series"].append(series)
         for change in changes:
             if change["alert"]:

@@ -118,6 +118,7 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
     for series in charted:
         body.append(f"<h2 id='series-{esc(series['series_id'])}'>{esc(series['label'])}</h2>")
         body.append(f"<div class='chart'>{_svg(series)}</div>")
+        body.append(f"<p>{esc(series['readiness']['words'])}.</p>")
         for change in series["changes"]:
             state = ("REGRESSION" if change["regression"] else "improvement") + \
                 ("" if change["confirmed"] else f" (not confirmed: {change['why_not_confirmed']})")
@@ -139,7 +140,8 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
     if quiet:
         body.append("<h2>Series without change or event</h2>")
         body.append(_table([{"label": s["label"], "runs": len(s["runs"]), "last value": s["runs"][-1]["value"],
-                             "unit": s["unit"]} for s in quiet], ["label", "runs", "last value", "unit"]))
+                             "unit": s["unit"], "can alert": s["readiness"]["words"]} for s in quiet],
+                           ["label", "runs", "last value", "unit", "can alert"]))
     if analysis["left_out"]:
         body.append("<h2>Runs left out</h2>" + _table(analysis["left_out"], ["dag_id", "run_id", "why"]))
     (directory / "index.html").write_text(
