@@ -1,6 +1,8 @@
 """The managed MariaDB: start, health, restart with new settings, the benchmark user, knobs
 applied and read back, restart detection and caps, on a real server."""
 
+import os
+
 import pytest
 from services import free_port
 
@@ -113,7 +115,7 @@ def test_load_profile_raises_the_redo_log_and_reverts_it(target, admin):
 
     conn = target.connect()
     before = knobs.read_variable(conn, "innodb_log_file_size", "global")
-    journal = RestoreJournal(target.conn_id)
+    journal = RestoreJournal.of(target)
     profile = dataset._raise_redo_log(conn, target, server_info(conn), 2 << 30, journal)
     assert profile[0]["variable"] == "innodb_log_file_size" and profile[0]["during"] == 2 << 30
     assert knobs.read_variable(conn, "innodb_log_file_size", "global") == 2 << 30
@@ -307,3 +309,34 @@ def test_datadirs_initialised_at_once_do_not_collide(session_dir):
             assert all((s.datadir / "mysql").is_dir() for s in servers)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_journal_left_through_one_connection_id_is_undone_through_another(target, admin, tmp_path, monkeypatch):
+    """Issue 27 item 1: a run through one connection id set globals and was killed (its journal
+    left behind); a study through a second connection id to the same server (same host, port and
+    login) must undo them when it takes the server, not measure on them and later "restore" them
+    as the state it found."""
+    import json as _json
+
+    from mysqlbench.targets.lock import exclusive
+
+    from conftest import EXTERNAL_MARKED_CONN
+
+    marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
+    second = "mysqlbench_external_marked_again"
+    monkeypatch.setenv(f"AIRFLOW_CONN_{second.upper()}", os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"])
+    again = TargetConnection.from_airflow(second)
+    found = knobs.read_variable(admin, "innodb_old_blocks_time", "global")
+    conn = marked.connect()
+    try:  # what the killed run did before SIGKILL: journal, then SET GLOBAL; no cleanup
+        knobs.apply_settings(conn, marked, server_info(conn),
+                             knobs.translate({}, server_info(conn), raw_variables={"innodb_old_blocks_time": 4321}),
+                             journal=RestoreJournal.of(marked))
+    finally:
+        conn.close()
+    assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == 4321
+    left = RestoreJournal.of(again)
+    assert left.path == RestoreJournal.of(marked).path and _json.loads(left.path.read_text())["target"] == marked.conn_id
+    with exclusive(again, "a study through the second connection id"):
+        assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found  # undone before measuring
+    assert RestoreJournal.of(again).entries() == []

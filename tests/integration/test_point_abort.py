@@ -52,4 +52,4 @@ def test_an_aborted_point_stops_records_killed_and_restores(target, admin):
     assert len(killed) == 1 and killed[0].repetition == 0 and "on_kill" in killed[0].metadata["why"]
     assert not any(s.status == "ok" and s.kind == "metric" for s in run.samples)
     assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == before
-    assert RestoreJournal(marked.conn_id).entries() == []
+    assert RestoreJournal.of(marked).entries() == []

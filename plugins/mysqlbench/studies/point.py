@@ -67,7 +67,7 @@ class PointRun:
         # a point that sweeps a workload param (threads, concurrency) runs the workload with its value
         self.workload = workload or workload_class(spec.workload)(spec, point.get("params"))
         self.control = None  # restart control of our managed instance, once proven inside the hold
-        self.journal = RestoreJournal(target.conn_id)
+        self.journal = RestoreJournal.of(target)
         self.dataset_id = dataset_id
         self.samples: list[Sample] = []
         # (server info, variables) as the measuring session saw them with the point's settings in

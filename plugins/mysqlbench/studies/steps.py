@@ -192,7 +192,7 @@ def restore_target(data: dict[str, Any]) -> dict[str, Any]:
     restored, released = {}, {}
     for conn_id in spec.measured_targets():
         target = TargetConnection.from_airflow(conn_id)
-        left = RestoreJournal(target.conn_id).entries()
+        left = RestoreJournal.of(target).entries()
         with exclusive(target):
             done = workload.release_dataset(target)  # what only this run needed (a file test's files)
         if left:

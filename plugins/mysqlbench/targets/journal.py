@@ -6,13 +6,17 @@ the base configuration for a managed instance.
 
 It is replayed when a point ends, by the study's teardown task (which runs even when points
 failed), and by whoever next takes the target, so a point killed with SIGKILL, which runs no
-cleanup at all, is undone before anything else measures there. It lives in the work directory of
-the host that changed the target; with workers on several hosts, route a target's points to one
-queue (the targets-safety issue moves the hold, and this journal with it, into the shared store).
+cleanup at all, is undone before anything else measures there. It is kept per server, not per
+Airflow connection (``RestoreJournal.of``: the identity the holds use, a managed instance's
+datadir or a server's host and port), so a second connection id to the same server finds and
+undoes what a killed run through the first left (issue 27). It lives in the work directory of the
+host that changed the target; with workers on several hosts, route a target's points to one queue
+(moving it into the results store, beside the holds, is issue 27's next step).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,9 +32,23 @@ log = logging.getLogger(__name__)
 
 
 class RestoreJournal:
-    def __init__(self, conn_id: str, directory: Path | None = None):
-        self.conn_id = conn_id
-        self.path = (directory or paths.work_dir() / "journal") / f"{conn_id}.json"
+    def __init__(self, key: str, directory: Path | None = None, conn_id: str | None = None):
+        """The journal of ``key`` (a server identity; tests may use any name) in ``directory``."""
+        self.key, self.conn_id = key, conn_id or key
+        name = hashlib.sha256(key.encode()).hexdigest()[:24] if conn_id else key
+        self.path = (directory or paths.work_dir() / "journal") / f"{name}.json"
+
+    @classmethod
+    def of(cls, target, directory: Path | None = None) -> "RestoreJournal":
+        """The journal of the server ``target`` reaches, whichever connection id names it. A
+        journal an older version left under the connection id is taken over."""
+        from mysqlbench.targets.hold import target_resources
+
+        journal = cls(target_resources(target)[0], directory, conn_id=target.conn_id)
+        legacy = journal.path.parent / f"{target.conn_id}.json"
+        if legacy.exists() and not journal.path.exists():
+            os.replace(legacy, journal.path)
+        return journal
 
     def entries(self) -> list[dict[str, Any]]:
         try:
@@ -49,7 +67,7 @@ class RestoreJournal:
         partial = self.path.with_suffix(".partial")
         owner = self.owner() or {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
         with open(partial, "w") as handle:
-            json.dump({"target": self.conn_id, "owner": owner, "entries": entries}, handle)
+            json.dump({"server": self.key, "target": self.conn_id, "owner": owner, "entries": entries}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(partial, self.path)

@@ -72,7 +72,7 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
     try:
         ownership.require_owned(admin, target, schema)
         server = server_info(admin)
-        journal = RestoreJournal(target.conn_id)
+        journal = RestoreJournal.of(target)
         profile = _raise_redo_log(admin, target, server, redo_log_size, journal) if redo_log_size else []
         results: dict[str, dict[str, Any]] = {}
         started = time.monotonic()
