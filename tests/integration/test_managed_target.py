@@ -340,3 +340,38 @@ def test_a_journal_left_through_one_connection_id_is_undone_through_another(targ
     with exclusive(again, "a study through the second connection id"):
         assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found  # undone before measuring
     assert RestoreJournal.of(again).entries() == []
+
+
+def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, managed):
+    """Issue 27 item 2: a managed instance that is stopped (after make clean, or bin/mysqlbench
+    target down) is told apart from a server that is not ours, with the next step in the message;
+    one that another process holds while it is down (its cold point restarts it) is waited for,
+    not refused."""
+    import threading
+    import time as _time
+
+    from conftest import TEST_CONN
+    from mysqlbench.results.store import ResultsStore
+    from mysqlbench.targets import connection
+    from mysqlbench.targets.hold import Hold, target_resources
+
+    managed.stop()
+    try:
+        down = TargetConnection.from_airflow(TEST_CONN)
+        started = _time.monotonic()
+        with pytest.raises(TargetUnavailable, match=r"not reachable .*start it with: bin/mysqlbench target up test"):
+            down.require_benchmark_target("run study x")
+        assert _time.monotonic() - started < 10  # nobody restarting it: said at once
+        other = Hold(ResultsStore.from_airflow(), target_resources(down)[:1], "another study's cold point")
+        other.owner = {**other.owner, "pid": os.getpid() + 1}  # another process's hold
+        other.acquire(5)
+        threading.Timer(3.0, managed.start, kwargs={"holder": other.token}).start()  # the holder restarts it
+        started = _time.monotonic()
+        try:
+            TargetConnection.from_airflow(TEST_CONN).require_benchmark_target("run study x")  # proven once back
+        finally:
+            other.release()
+        assert 2.5 < _time.monotonic() - started < connection.MANAGED_WAIT_S
+    finally:
+        if not managed.is_running():
+            managed.start()

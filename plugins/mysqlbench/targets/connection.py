@@ -6,8 +6,10 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import re
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ CONTROL_MANAGED = "managed"
 CONTROL_EXTERNAL = "external"
 CONTROL_SSH = "ssh"
 CONTROLS = (CONTROL_MANAGED, CONTROL_EXTERNAL, CONTROL_SSH)
+MANAGED_WAIT_S = 120.0  # how long a managed instance that is starting, or held by another process, is waited for
 _OUR_EXTRAS = frozenset({"control", "benchmark_target", "managed_target", "ssh_conn_id", "restart_command", "datadir"})
 # a path on a benchmark host, as a command there gets it
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{0,4000}$")
@@ -148,10 +151,10 @@ class TargetConnection:
         from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
         instance = ManagedServer(ManagedSpec.load(self.managed_target))
-        try:
-            conn = self.connect()
-        except TargetUnavailable:
+        object.__setattr__(self, "unreachable", self._wait_for_managed(instance))  # (frozen: a cached finding)
+        if self.unreachable:
             return False
+        conn = self.connect()
         try:
             with conn.cursor() as cur:
                 cur.execute("SELECT @@datadir, @@port, @@hostname")
@@ -166,6 +169,35 @@ class TargetConnection:
                         self.managed_target, datadir, port, hostname)
         return proven
 
+    # why a managed claim could not be proven: the instance was not reachable
+    unreachable: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _wait_for_managed(self, instance) -> str | None:
+        """None once the managed instance answers; else why it does not. While its process runs
+        (starting) or another process holds the server (another study's cold point restarts it),
+        wait up to ``MANAGED_WAIT_S`` for it: a study that starts then is not refused."""
+        deadline = time.monotonic() + MANAGED_WAIT_S
+        while True:
+            try:
+                self.connect().close()
+                return None
+            except TargetUnavailable as exc:
+                why = str(exc)
+            if time.monotonic() > deadline or not (instance.is_running() or self._held_elsewhere()):
+                return why
+            time.sleep(1.0)
+
+    def _held_elsewhere(self) -> bool:
+        """Does another process (here or on another host) hold this server right now?"""
+        try:
+            from mysqlbench.results.store import ResultsStore
+            from mysqlbench.targets.hold import holder_of, target_resources
+
+            holder = holder_of(ResultsStore.from_airflow(), target_resources(self)[0])
+        except Exception:  # noqa: BLE001 - no results store here (a bare CLI): nobody to wait for
+            return False
+        return holder is not None and (holder.get("pid"), holder.get("host")) != (os.getpid(), socket.gethostname())
+
     @property
     def benchmark_target(self) -> bool:
         """May destructive steps run here? The owner's mark, or a proven managed instance (which
@@ -175,6 +207,10 @@ class TargetConnection:
     def require_benchmark_target(self, action: str) -> None:
         """Refuse ``action`` unless the target's owner marked it as a benchmark target."""
         if not self.benchmark_target:
+            if self.control == CONTROL_MANAGED and self.unreachable:
+                raise TargetUnavailable(
+                    f"cannot {action} on {self.conn_id!r}: its managed instance {self.managed_target!r} is not "
+                    f"reachable ({self.unreachable}); start it with: bin/mysqlbench target up {self.managed_target}")
             claim = (f" (it says control: managed for {self.managed_target!r}, but the server it reaches is not "
                      "that instance)" if self.control == CONTROL_MANAGED else "")
             raise UnsafeOperation(
