@@ -350,10 +350,11 @@ def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, manag
     import threading
     import time as _time
 
-    from conftest import TEST_CONN
     from mysqlbench.results.store import ResultsStore
     from mysqlbench.targets import connection
     from mysqlbench.targets.hold import Hold, target_resources
+
+    from conftest import TEST_CONN
 
     managed.stop()
     try:
