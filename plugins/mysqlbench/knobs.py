@@ -450,16 +450,25 @@ def apply_settings(conn, target, server: ServerInfo, settings: list[Setting], jo
     return applied
 
 
+ROUND_UP_SIZE = 2.0   # a size (1 MiB or more) may be rounded up to the next chunk: at most double
+ROUND_UP_COUNT = 1.1  # a count (connections, threads, entries) is not rounded: 10% above is already a clamp
+
+
 def check_effective(setting: Setting, asked: int | str, effective: int | str, server: ServerInfo) -> None:
     if isinstance(asked, int):
         try:
             got = int(effective)
         except (TypeError, ValueError):
             got = None
-        # servers round sizes to a block or chunk; a value under 90% of the ask is a cap, not rounding
-        if got is None or got < asked * 0.9:
+        # servers round sizes to a block or chunk (down a little, or up to the next chunk: a 129M
+        # buffer pool is 256M with 128M chunks); beyond that, either way, the server clamped the
+        # value to its range, and the point would measure another setting than its label says
+        # (max_connections 1 becomes 10)
+        ceiling = asked * (ROUND_UP_SIZE if asked >= 1 << 20 else ROUND_UP_COUNT)
+        if got is None or got < asked * 0.9 or got > ceiling:
             raise NotApplicable(f"{setting.variable}: asked for {asked}, {server.label} took {effective} "
-                                "(capped or out of range)")
+                                f"(capped or out of range: {'raised' if got and got > ceiling else 'lowered'} "
+                                "to its limit)")
     elif "=" in str(asked):  # flag lists (optimizer_switch): every asked flag must be in force
         got = dict(flag.split("=", 1) for flag in str(effective).split(",") if "=" in flag)
         wrong = [flag for flag in str(asked).split(",") if got.get(flag.split("=", 1)[0]) != flag.split("=", 1)[1]]

@@ -376,3 +376,20 @@ def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, manag
     finally:
         if not managed.is_running():
             managed.start()
+
+
+def test_a_value_the_server_raises_to_its_minimum_is_not_applicable(target, admin):
+    """Issue 27: max_connections 1 is raised to 10 by MariaDB; the point would be labelled 1 and
+    measure 10. A clamp upward is as much a clamp as one downward; a size rounded up to its
+    chunk is not."""
+    conn = target.connect()
+    info = server_info(conn)
+    journal = RestoreJournal.of(target)
+    try:
+        with pytest.raises(NotApplicable, match=r"max_connections: asked for 1, .* took 10 .*raised"):
+            knobs.apply_settings(conn, target, info, knobs.translate({}, info, raw_variables={"max_connections": 1}),
+                                 journal=journal)
+        knobs.check_effective(knobs.translate({"buffer_pool_size": "129M"}, info)[0], 129 << 20, 256 << 20, info)
+    finally:
+        journal.replay(target)
+        conn.close()

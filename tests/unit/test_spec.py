@@ -71,3 +71,36 @@ def test_bad_specs_name_the_problem(overrides, message):
     with pytest.raises(InvalidInput) as caught:
         load_spec("tpch_bka_study", overrides)
     assert message in str(caught.value)
+
+
+def test_a_key_given_twice_is_an_error_with_both_lines(tmp_path):
+    """PyYAML keeps the last of two equal keys silently (issue 27): a spec saying repetitions
+    twice is refused, naming the line of each, for study, regression and target specs alike."""
+    from mysqlbench.studies.factory import spec_errors
+
+    text = (STUDIES_DIR / "tpch_power.yaml").read_text()
+    spec = tmp_path / "tpch_power.yaml"
+    spec.write_text(text + "repetitions: 30\n")
+    assert "repetitions" in text  # given once in the shipped spec, a second time at the end
+    first = 1 + next(i for i, line in enumerate(text.splitlines()) if line.startswith("repetitions:"))
+    [problem] = spec_errors(spec)
+    assert problem.startswith(f"{spec}:{len(text.splitlines()) + 1}: not valid YAML: duplicate key 'repetitions'")
+    assert f"first given on line {first}" in problem
+    from mysqlbench.yamlfile import load
+
+    assert load("a: {b: 1, c: 2}\nd: [1, 1]\n") == {"a": {"b": 1, "c": 2}, "d": [1, 1]}
+    with pytest.raises(Exception, match="duplicate key 'b'"):
+        load("a:\n  b: 1\n  b: 2\n")
+
+
+def test_a_spec_whose_study_differs_from_its_file_name_is_refused(tmp_path):
+    """The DAG id is the study name and the trigger looks the spec up by it: a spec whose
+    ``study:`` differs from its file name made a DAG that always failed, and passed lint."""
+    from mysqlbench.studies.factory import spec_errors
+
+    spec = tmp_path / "my_power.yaml"
+    spec.write_text((STUDIES_DIR / "tpch_power.yaml").read_text())
+    [problem] = spec_errors(spec)
+    assert "study: 'tpch_power' differs from the file's name" in problem and "rename the file" in problem
+    with pytest.raises(InvalidInput, match="differs from the file's name"):
+        load_spec(spec)

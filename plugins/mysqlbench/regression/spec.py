@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mysqlbench import yamlfile
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name
 from mysqlbench.paths import CONFIG_DIR
@@ -191,7 +192,7 @@ def regression_files() -> list[Path]:
 
 def load_regression(path: Path) -> RegressionSpec:
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yamlfile.load(path.read_text()) or {}
         spec = RegressionSpec.model_validate(raw)
     except (yaml.YAMLError, ValidationError) as exc:
         raise InvalidInput(f"{path}: {exc}") from exc

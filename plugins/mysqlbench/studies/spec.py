@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from mysqlbench import paths
+from mysqlbench import paths, yamlfile
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import (
@@ -355,13 +355,17 @@ def _show(value: Any) -> str:
 
 def read_spec_file(path: Path) -> dict[str, Any]:
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yamlfile.load(path.read_text())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise InvalidInput(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     if not isinstance(raw, dict):
         raise InvalidInput(f"{path}: a study spec is a mapping of fields")
+    if isinstance(raw.get("study"), str) and raw["study"] != path.stem:
+        raise InvalidInput(f"{path}: study: {raw['study']!r} differs from the file's name: the DAG id is the study "
+                           f"name and the trigger looks its spec up by it (rename the file to {raw['study']}.yaml "
+                           f"or the study to {path.stem!r})")
     return raw
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from mysqlbench import paths
+from mysqlbench import paths, yamlfile
 from mysqlbench.errors import InvalidInput, MysqlbenchError, TargetUnavailable
 from mysqlbench.identifiers import check_name
 from mysqlbench.knobs import check_engine_variable, check_settable_variable, render_cnf_value
@@ -63,7 +63,7 @@ class ManagedSpec:
         if not path.exists():
             raise InvalidInput(f"no managed target {name!r}: neither include/configs/targets/{name}.yaml nor {path} "
                                "exists (create one with: bin/mysqlbench target up NAME --server ID)")
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yamlfile.load(path.read_text()) or {}
         config = data.get("config") or {}
         spec = cls(
             name=data.get("name", name),
