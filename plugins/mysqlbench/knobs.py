@@ -89,15 +89,38 @@ def parse_size(value: object, what: str = "size") -> int:
     """Bytes from an int or a string like ``128K``, ``6M``, ``2G``."""
     if isinstance(value, bool):
         raise InvalidInput(f"{what}: {value!r} is not a size")
+    size = None
     if isinstance(value, int):
         if value < 0:
             raise InvalidInput(f"{what}: {value} is negative")
-        return value
-    if isinstance(value, str):
+        size = value
+    elif isinstance(value, str):
         match = _SIZE.fullmatch(value.strip())
         if match:
-            return int(match.group(1)) * _UNITS[match.group(2).upper()]
-    raise InvalidInput(f"{what}: {value!r} is not a size (use bytes or a number with K, M, G)")
+            size = int(match.group(1)) * _UNITS[match.group(2).upper()]
+    if size is None:
+        raise InvalidInput(f"{what}: {value!r} is not a size (use bytes or a number with K, M, G)")
+    if size > MAX_SIZE:
+        raise InvalidInput(f"{what}: {value!r} is more than 1 PiB, beyond any server's memory or disk")
+    return size
+
+
+MAX_SIZE = 1 << 50  # no size a server takes is larger; a typo (999999999999999T) stops here, not at the server
+
+
+def check_host_bounds(knob_values: dict[str, list[object]], memory: int | None, free_disk: int | None,
+                      host: str) -> None:
+    """Sizes a point would ask for against the host the server runs on, before anything starts:
+    a buffer pool larger than the host's memory, or a redo log larger than the datadir's free
+    disk, is refused up front (the server would refuse it at a restart, or a load would fail
+    half way and leave an empty schema behind)."""
+    bounds = {"buffer_pool_size": (memory, "memory"), "redo_log_size": (free_disk, "free disk under the datadir"),
+              "load_redo_log_size": (free_disk, "free disk under the datadir")}
+    for knob, values in knob_values.items():
+        limit, what = bounds.get(knob, (None, ""))
+        for value in values:
+            if limit is not None and value not in (None, "keep") and parse_size(value, knob) > limit:
+                raise InvalidInput(f"{knob} {value} is more than the {what} of {host} ({limit / 2**30:.1f} GiB)")
 
 
 def parse_raw_value(value: object, what: str) -> int | str:

@@ -393,3 +393,29 @@ def test_a_value_the_server_raises_to_its_minimum_is_not_applicable(target, admi
     finally:
         journal.replay(target)
         conn.close()
+
+
+def test_a_file_test_directory_inside_the_datadir_is_refused(target, managed):
+    """Issue 27: sysbench fileio files under the managed datadir showed up as an `sbfiles` schema
+    and were left behind; the directory is refused before anything is written."""
+    from mysqlbench.workloads.sysbench.workload import SysbenchFileioWorkload
+
+    inside = managed.datadir / "sbfiles"
+    with pytest.raises(InvalidInput, match="inside the server's datadir"):
+        SysbenchFileioWorkload._outside_datadir(target, inside)
+    assert not inside.exists()
+    SysbenchFileioWorkload._outside_datadir(target, managed.root / "sysbench-fileio")  # the default: beside it
+
+
+def test_a_buffer_pool_larger_than_the_host_is_refused_by_the_first_task(target, managed):
+    """The study's first task (check_spec) bounds a managed target's sizes by this host's memory,
+    before any server is touched."""
+    from mysqlbench.studies.steps import check_spec
+
+    from conftest import TEST_CONN
+
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    too_big = f"{(memory >> 30) + 8}G"
+    with pytest.raises(InvalidInput, match=f"buffer_pool_size {too_big} is more than the memory"):
+        check_spec("tpch_power", {"target_conn_id": TEST_CONN, "settings": {"buffer_pool_size": too_big}})
+    check_spec("tpch_power", {"target_conn_id": TEST_CONN, "settings": {"buffer_pool_size": "256M"}})

@@ -215,3 +215,22 @@ def test_a_server_config_that_sets_a_refused_variable_is_refused(tmp_path, monke
     monkeypatch.setattr(knob_module, "SERVER_CONFIG_DIR", tmp_path)
     with pytest.raises(InvalidInput, match="general_log_file"):
         knob_module.server_config("bad")
+
+
+def test_sizes_are_bounded_before_anything_reaches_a_server():
+    """Issue 27: buffer_pool_size 999999999999999T was checked only by the server; a redo log
+    larger than the free disk failed a load half way and left an empty schema. A size above 1 PiB
+    is no size; against the host, memory bounds the buffer pool and free disk the redo log."""
+    from mysqlbench.errors import InvalidInput
+    from mysqlbench.knobs import check_host_bounds, parse_size
+
+    with pytest.raises(InvalidInput, match="more than 1 PiB"):
+        parse_size("999999999999999T", "buffer_pool_size")
+    assert parse_size("1024T") == 1 << 50
+    gib = 1 << 30
+    check_host_bounds({"buffer_pool_size": ["4G"], "load_redo_log_size": ["keep", "2G"]}, 8 * gib, 10 * gib, "h")
+    with pytest.raises(InvalidInput, match=r"buffer_pool_size 16G is more than the memory of h \(8.0 GiB\)"):
+        check_host_bounds({"buffer_pool_size": ["1G", "16G"]}, 8 * gib, 10 * gib, "h")
+    with pytest.raises(InvalidInput, match="load_redo_log_size 64G is more than the free disk"):
+        check_host_bounds({"load_redo_log_size": ["64G"]}, 8 * gib, 10 * gib, "h")
+    check_host_bounds({"buffer_pool_size": ["16G"]}, None, None, "h")  # bounds unknown: nothing refused

@@ -49,12 +49,37 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
             check_ssh_host(target)
         ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
         target.require_benchmark_target(f"run study {spec.study}")
+        _check_host_bounds(spec, target)
     log.info("spec ok: %s (%s) on %s, %d points", spec.study, spec.workload,
              ", ".join(t.conn_id for t in targets), len(spec.points()))
     data = spec.model_dump(by_alias=True, mode="json")
     if params.get(rerun.RERUN_OF):
         check_rerun(study, params, data, targets)
     return data
+
+
+def _check_host_bounds(spec, target: TargetConnection) -> None:
+    """A managed target's sizes against this host's memory and free disk (the host it runs on)."""
+    if target.control != "managed" or not target.managed_target:
+        return
+    import os
+    import shutil
+
+    from mysqlbench import knobs
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(target.managed_target))
+    values: dict[str, list[object]] = {}
+    for point in spec.points():
+        if point["target"] == target.conn_id:
+            for knob, value in point["knobs"].items():
+                values.setdefault(knob, []).append(value)
+    redo = getattr(spec.dataset, "load_redo_log_size", None)
+    if redo:
+        values.setdefault("load_redo_log_size", []).append(redo)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    free = shutil.disk_usage(next(p for p in (server.datadir, *server.datadir.parents) if p.exists())).free
+    knobs.check_host_bounds(values, memory, free, f"{target.conn_id}'s host")
 
 
 def check_rerun(study: str, params: dict[str, Any], data: dict[str, Any], targets: list[TargetConnection]) -> None:

@@ -249,6 +249,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
     def _claim(self, host, target, directory: Path) -> None:
         """Only a directory we created (it holds our marker file) is ever written or cleaned."""
         target.require_benchmark_target(f"write sysbench test files in {directory}")
+        self._outside_datadir(target, directory)
         verdict = self._sh(host, f'if [ -e "$1" ] && [ ! -e "$1/{FILEIO_MARKER}" ] && [ -n "$(ls -A "$1")" ]; '
                                  f'then echo foreign; else mkdir -p "$1" && echo mysqlbench > "$1/{FILEIO_MARKER}" '
                                  '&& echo ours; fi', directory).strip()
@@ -256,6 +257,21 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
             raise MysqlbenchError(f"{directory} on {host.name} exists and was not created by mysqlbench (no "
                                   f"{FILEIO_MARKER}); refusing to write test files there: choose an empty or new "
                                   "directory")
+
+    @staticmethod
+    def _outside_datadir(target, directory: Path) -> None:
+        """The server's datadir is the server's: test files there show up as a schema (a
+        directory under the datadir is a database to MariaDB) and are left behind in it."""
+        conn = target.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@datadir")
+                datadir = Path(cur.fetchone()[0])
+        finally:
+            conn.close()
+        if directory == datadir or datadir in directory.parents:
+            raise InvalidInput(f"dataset.directory {directory} is inside the server's datadir {datadir}: the server "
+                               "would take it for a schema; choose a directory outside it")
 
     def _sizes(self, host, directory: Path) -> dict[str, int]:
         out = self._sh(host, 'cd "$1" 2>/dev/null || exit 0; for f in test_file.*; do '
