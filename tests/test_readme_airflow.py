@@ -138,7 +138,11 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         # only this DAG runs: unpaused at creation, the shipped nightly sweep would run its 02:00 slot
         _airflow(clone, env, "dags", "unpause", "probe_kill_study").check_returncode()
         _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
-        journal = clone / "work" / "journal" / f"{EXTERNAL_MARKED_CONN}.json"
+        from mysqlbench.targets.connection import TargetConnection
+        from mysqlbench.targets.journal import RestoreJournal
+
+        # the server's journal (one per server, whichever connection id reached it), in the clone's work/
+        journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN), clone / "work" / "journal").path
 
         def measuring():
             with admin.cursor() as cur:
@@ -159,7 +163,8 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
 
     store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
     point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
-    assert point_rows and {r["try_number"] for r in point_rows} == {2}  # the retry replaced the killed try
+    assert point_rows and {r["try_number"] for r in point_rows} == {2}  # what the run reads: the retry
+    # (SIGKILL: the killed try recorded nothing; a stopped one keeps its rows under its try number)
     assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
 
 

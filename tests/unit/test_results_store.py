@@ -80,7 +80,7 @@ def store(tmp_path):
     return ResultsStore(f"sqlite:///{tmp_path / 'results.db'}")
 
 
-def test_retry_replaces_its_own_rows_and_nothing_else(store):
+def test_a_retry_is_read_in_place_of_its_earlier_tries_which_stay_on_record(store):
     store.record(lineage("load"), [Sample("load_seconds", 3.0, "s"), Sample("rows", 10, "rows")])
     store.record(lineage("constraints"), [Sample("constraint_seconds", 1.0, "s")])
     store.record(lineage("point", map_index=0), [Sample("q", 1.0, "s")])
@@ -97,6 +97,21 @@ def test_retry_replaces_its_own_rows_and_nothing_else(store):
         ("point", 1, "q", 2.2, 2),
     ]
     assert [r["suite"] for r in store.rows(validations)] == ["tpch_load"]
+    # every try's rows are kept (issue 27: a killed try's executions stay on record, by try number)
+    every = store.rows(samples, every_try=True)
+    assert sorted((r["task_id"], r["map_index"], r["metric"], r["value"], r["try_number"]) for r in every) == [
+        ("constraints", -1, "constraint_seconds", 1.0, 1),
+        ("load", -1, "load_seconds", 2.5, 2),
+        ("load", -1, "load_seconds", 3.0, 1),
+        ("load", -1, "rows", 10.0, 1),
+        ("point", 0, "q", 1.0, 1),
+        ("point", 1, "q", 2.0, 1),
+        ("point", 1, "q", 2.2, 2),
+    ]
+    # and a try that records again replaces its own rows only
+    store.record(lineage("point", map_index=1, try_number=2), [Sample("q", 2.3, "s")])
+    assert [(r["value"], r["try_number"]) for r in store.rows(samples, every_try=True, task_id="point", map_index=1)] \
+        == [(2.0, 1), (2.3, 2)]
 
 
 def test_every_row_carries_lineage(store):

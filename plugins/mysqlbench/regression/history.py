@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.results.lineage import stable_hash
-from mysqlbench.results.store import ResultsStore, SampleKind, samples, validations
+from mysqlbench.results.store import ResultsStore, SampleKind, last_try, samples, validations
 from mysqlbench.studies.compare import setting_of
 from mysqlbench.workloads.base import Metric
 
@@ -62,7 +62,7 @@ def _setting(meta: dict[str, Any]) -> str:
 
 def _valid_runs(conn, studies: list[str]) -> dict[tuple[str, str], bool]:
     query = sa.select(validations.c.dag_id, validations.c.run_id, validations.c.success) \
-        .where(validations.c.study.in_(studies), validations.c.task_id == STUDY_SUITE_TASK)
+        .where(validations.c.study.in_(studies), validations.c.task_id == STUDY_SUITE_TASK, last_try(validations))
     verdict: dict[tuple[str, str], bool] = {}
     for dag_id, run_id, success in conn.execute(query):
         verdict[(dag_id, run_id)] = verdict.get((dag_id, run_id), True) and bool(success)
@@ -87,10 +87,11 @@ def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, p
     with store.engine.connect() as conn:
         verdict = _valid_runs(conn, studies)
         rows = [dict(r._mapping) for r in conn.execute(
-            sa.select(*columns).where(samples.c.kind == SampleKind.METRIC.value, wanted))]
+            sa.select(*columns).where(samples.c.kind == SampleKind.METRIC.value, wanted, last_try(samples)))]
         plan_rows = [dict(r._mapping) for r in conn.execute(
             sa.select(samples.c.study, samples.c.dag_id, samples.c.run_id, samples.c.point, samples.c.subject,
-                      samples.c.metadata).where(samples.c.kind == SampleKind.PLAN.value, samples.c.study.in_(studies)))]
+                      samples.c.metadata).where(samples.c.kind == SampleKind.PLAN.value, samples.c.study.in_(studies),
+                                                last_try(samples)))]
     if not rows:
         return pd.DataFrame(), pd.DataFrame(), []
     frame = pd.DataFrame(rows)

@@ -42,6 +42,19 @@ def measured_by(column: sa.Column) -> sa.ColumnElement[bool]:
     """A ``task_id`` column's rows that are measurements (any round)."""
     return sa.or_(column == MEASURE_TASK, column.startswith(_ROUND_PREFIX, autoescape=True))
 
+
+def last_try(table: sa.Table) -> sa.ColumnElement[bool]:
+    """A task table's rows of each task instance's last try. Every try's rows are kept (a retry
+    does not erase what the try before it measured, or that it was killed); what a run's
+    analysis, validation, report and history read is its last try."""
+    earlier = table.alias("tries")
+    return table.c.try_number == (
+        sa.select(sa.func.max(earlier.c.try_number))
+        .where(earlier.c.dag_id == table.c.dag_id, earlier.c.run_id == table.c.run_id,
+               earlier.c.task_id == table.c.task_id, earlier.c.map_index == table.c.map_index)
+        .scalar_subquery())
+
+
 metadata = sa.MetaData()
 
 
@@ -371,7 +384,8 @@ class ResultsStore:
 
     # -- task rows: idempotent per (dag, run, task, map index) -----------------------------------
     def record(self, lineage: Lineage, samples_: Iterable[Sample] = (), validations_: Iterable[Validation] = ()) -> None:
-        """Replace this task instance's rows with these, in one transaction."""
+        """Replace this try's rows with these, in one transaction (idempotent per try; the rows
+        of earlier tries of the task stay, readers take the last: ``last_try``)."""
         base = {**lineage.as_row(), "recorded_at": _now()}
         sample_rows = [{**base, "metric": s.metric, "value": _finite(s.value), "unit": s.unit, "status": s.status,
                         "metadata": json.dumps(s.metadata, sort_keys=True, default=str), "kind": s.kind,
@@ -384,7 +398,8 @@ class ResultsStore:
             for table in _TASK_TABLES:
                 conn.execute(table.delete().where(
                     table.c.dag_id == lineage.dag_id, table.c.run_id == lineage.run_id,
-                    table.c.task_id == lineage.task_id, table.c.map_index == lineage.map_index))
+                    table.c.task_id == lineage.task_id, table.c.map_index == lineage.map_index,
+                    table.c.try_number == lineage.try_number))
             if sample_rows:
                 conn.execute(samples.insert(), sample_rows)
             if validation_rows:
@@ -422,8 +437,11 @@ class ResultsStore:
         """``rows`` of the measuring tasks (every round's) that match ``where``."""
         return self.rows(table, _measured=True, **where)
 
-    def rows(self, table: sa.Table, _measured: bool = False, **where: Any) -> list[dict[str, Any]]:
+    def rows(self, table: sa.Table, _measured: bool = False, every_try: bool = False, **where: Any) -> list[dict[str, Any]]:
+        """A table's rows matching ``where``; of a task table, each task's last try unless ``every_try``."""
         query = sa.select(table)
+        if "try_number" in table.c and not every_try:
+            query = query.where(last_try(table))
         if _measured:
             query = query.where(measured_by(table.c.task_id))
         for column, value in where.items():

@@ -207,7 +207,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     counters (absent stays absent), plan structure, and each run's lineage."""
     import sqlalchemy as sa
 
-    from mysqlbench.results.store import measured_by, samples
+    from mysqlbench.results.store import last_try, measured_by, samples
     from mysqlbench.studies.compare import compare, frame_of_runs, server_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
@@ -216,7 +216,8 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     with store.engine.connect() as conn:
         for run_id in (run_a, run_b):
             rows[run_id] = [dict(r._mapping) for r in conn.execute(sa.select(samples).where(
-                samples.c.dag_id == dag_id, samples.c.run_id == run_id, measured_by(samples.c.task_id)))]
+                samples.c.dag_id == dag_id, samples.c.run_id == run_id, measured_by(samples.c.task_id),
+                last_try(samples)))]
     missing = [r for r, found in rows.items() if not found]
     if missing:
         raise HTTPException(status_code=404, detail=f"no measured points for run(s) {missing} of {dag_id}")
