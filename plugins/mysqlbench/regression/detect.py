@@ -52,7 +52,8 @@ class Thresholds(BaseModel):
     min_effect: float = Field(0.10, gt=0, lt=10,
                               description="the smallest relative change of the medians that counts (0.10 = 10%)")
     max_pvalue: float = Field(0.001, gt=0, le=0.5,
-                              description="a change's largest p-value (one-sided Mann-Whitney test between its sides)")
+                              description="a change's largest p-value (one-sided Mann-Whitney test between its "
+                                          "sides, or the t-test against the baseline's spread at a quarter of it)")
     locate_pvalue: float = Field(0.2, gt=0, le=0.5,
                                  description="Otava's p-value for where to look (on the log values); permissive, "
                                              "since the rank test decides")
@@ -232,11 +233,13 @@ def _test(logs: "np.ndarray", lo: int, cut: int, hi: int, th: Thresholds) -> _Te
 
 
 def _holds(t: _Test, th: Thresholds) -> bool:
-    """A located change stays when its sides pass the rank test at ``max_pvalue`` and the
-    interval of the step lies wholly beyond ``min_effect`` (the verdict "more" or "less", as a
-    study finding would say it), or when it is the last change still waiting for its runs with
-    every run after it beyond every run before by at least ``min_effect`` (a last-night outlier is
-    seen, and held back by the confirmation rule)."""
+    """A located change stays when it has ``confirm_runs`` runs after it, its sides pass the rank
+    test (or the baseline t-test at a quarter of it) at ``max_pvalue``, the interval of the step
+    lies wholly beyond ``min_effect`` (the verdict "more" or "less", as a study finding would say
+    it) and the step is ``MIN_STRENGTH`` sd of the noise. A change still waiting for runs (the
+    last, or the first without its baseline) stays when every run on one side is beyond every run
+    on the other by ``min_effect`` and ``MIN_STRENGTH``: it is seen, and held back by the
+    confirmation rule (a last-night outlier)."""
     from mysqlbench.statistics import Verdict
 
     if abs(t.shift) < math.log1p(th.min_effect):
