@@ -78,7 +78,9 @@ def tpcc_load():
         return out
 
     @teardown
-    def release_build(checked: dict) -> None:
+    def release_build(checked: dict | None) -> None:
+        if not checked:  # check_params refused the run: nothing was built, nothing is held
+            return
         from mysqlbench.workloads.tpcc import pipeline
 
         pipeline.release_build(checked, _recorder(checked))
