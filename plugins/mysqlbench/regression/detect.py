@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # numpy is imported where used: DAG files read Thresholds at 
 REFINE = 2  # runs a located cut may move to where it splits its segment best
 WINSOR = 4.0  # robust sd from the median at which Otava's input is clipped
 T_WEIGHT = 4.0  # the baseline t-test is held to max_pvalue / 4: its null assumes log-normal noise, which skewed
-#                 or bimodal noise is not (4: the weight at which the simulated false alarms stay at the rank test's)
+#                 or bimodal noise is not; the shipped table's false alarms are measured with it
 MIN_STRENGTH = 2.0  # a change holds only as a step of 2 sd of its sides' noise at least (docs/regression-power.md)
 FLOOR_CV = 0.02  # the least run-to-run spread assumed of a baseline (log sd): a flat one is not noiseless
 OUTLIER = 6.0  # robust sd of the baseline beyond which a run is an outlier night, left out of a test

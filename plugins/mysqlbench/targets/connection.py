@@ -177,23 +177,26 @@ class TargetConnection:
         (starting) or another process holds the server (another study's cold point restarts it),
         wait up to ``MANAGED_WAIT_S`` for it: a study that starts then is not refused."""
         deadline = time.monotonic() + MANAGED_WAIT_S
+        store: list[Any] = []  # opened (and migrated) once, at the first wait
         while True:
             try:
                 self.connect().close()
                 return None
             except TargetUnavailable as exc:
                 why = str(exc)
-            if time.monotonic() > deadline or not (instance.is_running() or self._held_elsewhere()):
+            if time.monotonic() > deadline or not (instance.is_running() or self._held_elsewhere(store)):
                 return why
             time.sleep(1.0)
 
-    def _held_elsewhere(self) -> bool:
+    def _held_elsewhere(self, store: list[Any]) -> bool:
         """Does another process (here or on another host) hold this server right now?"""
         try:
             from mysqlbench.results.store import ResultsStore
             from mysqlbench.targets.hold import holder_of, target_resources
 
-            holder = holder_of(ResultsStore.from_airflow(), target_resources(self)[0])
+            if not store:
+                store.append(ResultsStore.from_airflow())
+            holder = holder_of(store[0], target_resources(self)[0])
         except Exception:  # noqa: BLE001 - no results store here (a bare CLI): nobody to wait for
             return False
         return holder is not None and (holder.get("pid"), holder.get("host")) != (os.getpid(), socket.gethostname())
