@@ -169,7 +169,7 @@ def target_status(name: str) -> dict:
 def results_summary(dag_id: str | None, run_id: str | None) -> dict:
     import sqlalchemy as sa
 
-    from mysqlbench.results.store import ResultsStore, samples, validations
+    from mysqlbench.results.store import ResultsStore, last_try, samples, validations
 
     store = ResultsStore.from_airflow()
     with store.engine.connect() as conn:
@@ -180,9 +180,9 @@ def results_summary(dag_id: str | None, run_id: str | None) -> dict:
             run_id = conn.execute(query).scalar()
         rows = conn.execute(sa.select(samples.c.task_id, samples.c.metric, samples.c.value, samples.c.unit,
                                       samples.c.status, samples.c.dataset_id, samples.c.server_version)
-                            .where(samples.c.run_id == run_id).order_by(samples.c.id)).all()
+                            .where(samples.c.run_id == run_id, last_try(samples)).order_by(samples.c.id)).all()
         checks = conn.execute(sa.select(validations.c.suite, validations.c.success, validations.c.statistics)
-                              .where(validations.c.run_id == run_id)).all()
+                              .where(validations.c.run_id == run_id, last_try(validations))).all()
     return {
         "results_store": store.describe(),
         "run_id": run_id,

@@ -221,3 +221,16 @@ def test_a_report_folder_is_kept_whole_and_replaced_by_a_retry(tmp_path):
     assert store.report_file("tpch_power", "run_1", "chart.png") is None
     assert store.report_file("other_dag", "run_1", "index.html") is None
     assert [r["run"] for r in store.reports_with("trend.json")] == ["run_1"]
+
+
+def test_a_run_whose_retry_validated_is_valid_on_every_page(store):
+    """A validate task that failed on its first try and passed on its second: the run is valid
+    on the Benchmarks index and in the run summary, though both tries stay in the store."""
+    from mysqlbench.ui.app import runs_of
+
+    store.record(lineage("measure_point", map_index=0), [Sample("q", 1.0, "s")])
+    store.record(lineage("validate"), [], [Validation("study", False, {"checks": 1}, ["x"])])
+    store.record(lineage("validate", try_number=2), [], [Validation("study", True, {"checks": 1}, [])])
+    [run] = runs_of(store)["tpch_load"]
+    assert run["run_id"] == "manual__1" and run["validity"] == "valid", run
+    assert [r["success"] for r in store.rows(validations, every_try=True)] == [False, True]

@@ -176,7 +176,7 @@ def already_measured(store, key: dict[str, Any]) -> dict[str, Any] | None:
     import sqlalchemy as sa
 
     from mysqlbench.regression.history import STUDY_SUITE_TASK
-    from mysqlbench.results.store import measured_by, samples, validations
+    from mysqlbench.results.store import last_try, measured_by, samples, validations
 
     with store.engine.connect() as conn:
         runs = conn.execute(
@@ -189,7 +189,7 @@ def already_measured(store, key: dict[str, Any]) -> dict[str, Any] | None:
         for dag_id, run_id, dataset_id, when in runs:
             verdicts = conn.execute(sa.select(validations.c.success).where(
                 validations.c.dag_id == dag_id, validations.c.run_id == run_id,
-                validations.c.task_id == STUDY_SUITE_TASK)).scalars().all()
+                validations.c.task_id == STUDY_SUITE_TASK, last_try(validations))).scalars().all()
             if verdicts and all(verdicts):
                 return {"dag_id": dag_id, "run_id": run_id, "dataset_id": dataset_id, "measured_at": str(when)}
     return None
@@ -213,7 +213,7 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from mysqlbench.regression.history import STUDY_SUITE_TASK
-    from mysqlbench.results.store import measured_by, samples, validations
+    from mysqlbench.results.store import last_try, measured_by, samples, validations
     from mysqlbench.studies.compare import as_records, compare, frame_of_runs, server_of, setting_of
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
@@ -225,11 +225,12 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
         verdict: dict[str, bool] = {}
         for run_id, success in conn.execute(sa.select(validations.c.run_id, validations.c.success).where(
                 validations.c.dag_id == study, validations.c.task_id == STUDY_SUITE_TASK,
-                validations.c.run_id.startswith(prefix, autoescape=True))):
+                validations.c.run_id.startswith(prefix, autoescape=True), last_try(validations))):
             verdict[run_id] = verdict.get(run_id, True) and bool(success)
         valid = sorted(r for r, ok in verdict.items() if ok)
         rows = [dict(r._mapping) for r in conn.execute(sa.select(samples).where(
-            samples.c.dag_id == study, samples.c.run_id.in_(valid), measured_by(samples.c.task_id)))] \
+            samples.c.dag_id == study, samples.c.run_id.in_(valid), measured_by(samples.c.task_id),
+            last_try(samples)))] \
             if valid else []
     per_run: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

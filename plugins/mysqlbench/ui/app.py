@@ -114,7 +114,7 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     and its validity (valid, INVALID, or not validated yet)."""
     import sqlalchemy as sa
 
-    from mysqlbench.results.store import measured_by, samples, validations
+    from mysqlbench.results.store import last_try, measured_by, samples, validations
 
     with store.engine.connect() as conn:
         measured = conn.execute(
@@ -127,7 +127,8 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
         verdicts: dict[tuple[str, str], bool] = {}
         for dag_id, run_id, success in conn.execute(sa.select(validations.c.dag_id, validations.c.run_id,
                                                               validations.c.success)
-                                                    .where(validations.c.task_id == "validate")):
+                                                    .where(validations.c.task_id == "validate",
+                                                           last_try(validations))):
             verdicts[(dag_id, run_id)] = verdicts.get((dag_id, run_id), True) and bool(success)
     out: dict[str, list[dict[str, Any]]] = {}
     for study, dag_id, run_id, when, versions in measured:
