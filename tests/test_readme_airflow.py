@@ -138,18 +138,20 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         # only this DAG runs: unpaused at creation, the shipped nightly sweep would run its 02:00 slot
         _airflow(clone, env, "dags", "unpause", "probe_kill_study").check_returncode()
         _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
+        from mysqlbench.results.store import ResultsStore
         from mysqlbench.targets.connection import TargetConnection
         from mysqlbench.targets.journal import RestoreJournal
 
-        # the server's journal (one per server, whichever connection id reached it), in the clone's work/
-        journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN), clone / "work" / "journal").path
+        # the server's journal (one per server, whichever connection id reached it), in the clone's results store
+        journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN),
+                                    ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}"))
 
         def measuring():
             with admin.cursor() as cur:
                 cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
                             "AND COMMAND = 'Query' AND INFO LIKE 'SELECT SLEEP(0.2)%%'")
                 busy = cur.fetchone()[0]
-            return journal.exists() and busy and json.loads(journal.read_text())
+            return busy and journal.record()
         state = wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
         with admin.cursor() as cur:
             cur.execute("SELECT @@GLOBAL.innodb_old_blocks_time")
@@ -158,8 +160,8 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         outcome = wait(lambda: _finished(clone, env, "probe_kill_study", "killed_point"), 600, "the run to finish",
                         proc, lambda: _standalone_state(clone))
         assert outcome == "success", (clone / "work" / "standalone.log").read_text()[-5000:]
-    assert _global_variables(admin) == before and not journal.exists()
-    from mysqlbench.results.store import ResultsStore, samples
+    assert _global_variables(admin) == before and journal.record() is None
+    from mysqlbench.results.store import samples
 
     store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
     point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")

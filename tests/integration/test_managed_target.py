@@ -1,6 +1,7 @@
 """The managed MariaDB: start, health, restart with new settings, the benchmark user, knobs
 applied and read back, restart detection and caps, on a real server."""
 
+import json
 import os
 
 import pytest
@@ -8,6 +9,7 @@ from services import free_port
 
 from mysqlbench import knobs
 from mysqlbench.errors import InvalidInput, NotApplicable, TargetUnavailable, UnsafeOperation
+from mysqlbench.results.store import ResultsStore
 from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
 
@@ -144,7 +146,7 @@ def test_the_journal_undoes_global_changes_with_boolean_values(target, tmp_path)
     from conftest import EXTERNAL_MARKED_CONN
 
     marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
-    journal = RestoreJournal(marked.conn_id, tmp_path)
+    journal = RestoreJournal(marked.conn_id, ResultsStore(f"sqlite:///{tmp_path / 'journal.db'}"))
     conn = marked.connect()
     info = server_info(conn)
     before = {v: knobs.read_variable(conn, v, "global") for v in ("innodb_adaptive_hash_index", "innodb_old_blocks_time")}
@@ -271,7 +273,7 @@ def test_io_capacity_above_its_cap_raises_the_cap_first_and_the_journal_puts_bot
     from conftest import EXTERNAL_MARKED_CONN
 
     marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
-    journal = RestoreJournal(marked.conn_id, tmp_path)
+    journal = RestoreJournal(marked.conn_id, ResultsStore(f"sqlite:///{tmp_path / 'journal.db'}"))
     conn = marked.connect()
     try:
         info = server_info(conn)
@@ -311,21 +313,28 @@ def test_datadirs_initialised_at_once_do_not_collide(session_dir):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_a_journal_left_through_one_connection_id_is_undone_through_another(target, admin, tmp_path, monkeypatch):
+def test_a_journal_left_through_one_connection_id_is_undone_through_another(target, managed, admin, monkeypatch):
     """Issue 27 item 1: a run through one connection id set globals and was killed (its journal
-    left behind); a study through a second connection id to the same server (same host, port and
-    login) must undo them when it takes the server, not measure on them and later "restore" them
-    as the state it found."""
-    import json as _json
-
+    left behind); a study through a second connection id to the same server, here through the
+    server's socket rather than TCP on 127.0.0.1, must undo them when it takes the server, not
+    measure on them and later "restore" them as the state it found. The journal is the server's
+    (as the server names itself), kept in the results store."""
+    from mysqlbench.targets.hold import server_identity, target_resources
     from mysqlbench.targets.lock import exclusive
 
-    from conftest import EXTERNAL_MARKED_CONN
+    from conftest import EXTERNAL_MARKED_CONN, TEST_CONN
 
     marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
-    second = "mysqlbench_external_marked_again"
-    monkeypatch.setenv(f"AIRFLOW_CONN_{second.upper()}", os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"])
+    second = "mysqlbench_external_marked_socket"
+    through_socket = json.loads(os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"])
+    through_socket.pop("port")
+    through_socket["host"] = "localhost"
+    through_socket["extra"] = {**through_socket["extra"], "unix_socket": str(managed.socket)}
+    monkeypatch.setenv(f"AIRFLOW_CONN_{second.upper()}", json.dumps(through_socket))
     again = TargetConnection.from_airflow(second)
+    # one server, one name: whether reached by TCP, by its socket, or as the managed instance it is
+    assert server_identity(again) == server_identity(marked) == server_identity(TargetConnection.from_airflow(TEST_CONN))
+    assert target_resources(again)[0] == managed.resource()
     found = knobs.read_variable(admin, "innodb_old_blocks_time", "global")
     conn = marked.connect()
     try:  # what the killed run did before SIGKILL: journal, then SET GLOBAL; no cleanup
@@ -335,11 +344,35 @@ def test_a_journal_left_through_one_connection_id_is_undone_through_another(targ
     finally:
         conn.close()
     assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == 4321
-    left = RestoreJournal.of(again)
-    assert left.path == RestoreJournal.of(marked).path and _json.loads(left.path.read_text())["target"] == marked.conn_id
+    left = RestoreJournal.of(again).record()
+    assert left["target"] == marked.conn_id and left["entries"][0]["variable"] == "innodb_old_blocks_time"
     with exclusive(again, "a study through the second connection id"):
         assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found  # undone before measuring
     assert RestoreJournal.of(again).entries() == []
+
+
+def test_a_journal_file_an_earlier_release_left_is_taken_over(target, admin):
+    """Journals used to be files in work/journal/, named by the server's address: a change left
+    there by a killed run before an upgrade is still undone, from the store, and the file goes."""
+    import hashlib
+
+    from mysqlbench import paths
+    from mysqlbench.targets.hold import address_identity
+
+    from conftest import EXTERNAL_MARKED_CONN
+
+    marked = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
+    found = knobs.read_variable(admin, "innodb_old_blocks_time", "global")
+    legacy = paths.work_dir() / "journal" / f"{hashlib.sha256(address_identity(marked).encode()).hexdigest()[:24]}.json"
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    legacy.write_text(json.dumps({"server": address_identity(marked), "target": marked.conn_id, "owner": {"pid": 1},
+                                  "entries": [{"kind": "global", "variable": "innodb_old_blocks_time", "old": found}]}))
+    with admin.cursor() as cur:
+        cur.execute("SET GLOBAL innodb_old_blocks_time = 4322")
+    journal = RestoreJournal.of(marked)
+    assert not legacy.exists() and journal.owner() == {"pid": 1}
+    assert [e["variable"] for e in journal.replay(marked)] == ["innodb_old_blocks_time"]
+    assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found
 
 
 def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, managed):

@@ -147,7 +147,7 @@ def test_store_is_at_the_newest_migration(store):
     config.set_main_option("script_location", str(MIGRATIONS))
     with store.engine.connect() as conn:
         version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
-    assert version == ScriptDirectory.from_config(config).get_current_head() == "0004"
+    assert version == ScriptDirectory.from_config(config).get_current_head() == "0005"
 
 
 def test_a_store_written_by_the_first_release_upgrades_with_its_rows_intact(tmp_path):

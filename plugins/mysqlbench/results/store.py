@@ -179,6 +179,16 @@ report_files = sa.Table(
     sa.Column("written_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+# what a run changed on a server and has not undone yet (``targets/journal.py``), one row per server
+restore_journals = sa.Table(
+    "restore_journals", metadata,
+    sa.Column("server", sa.String(255), primary_key=True),  # the server's identity (``targets.hold``)
+    sa.Column("target", sa.String(250), nullable=False),    # the connection id that wrote it last
+    sa.Column("owner", sa.Text, nullable=False),            # JSON: pid, host, since
+    sa.Column("entries", sa.Text, nullable=False),          # JSON list, oldest first
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
 _TASK_TABLES = (samples, validations)
 
 

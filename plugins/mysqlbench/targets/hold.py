@@ -10,13 +10,14 @@ process is gone (its pid no longer runs, or runs another process, told by the pr
 is stale at once: a retry on the same worker need not wait out the lease. Taking a hold is a
 transaction over all its rows: all of them or none.
 
-Resources: ``target:...`` names the server (a managed instance by host and datadir, else host and
-port); ``host:...`` names the machine it runs on, so two targets on one host never measure at once
+Resources: ``target:...`` names the server as it reports itself (host name, port and datadir:
+``server_identity``), whichever connection reaches it; ``host:...`` names the machine it runs on, so two targets on one host never measure at once
 (on 2 cores each would spoil the other's numbers).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -65,15 +66,56 @@ def server_host(target) -> str:
     return target.host.lower()
 
 
-def target_resources(target) -> list[str]:
-    host = server_host(target)
+def server_key(hostname: str, port: int, datadir: str) -> str:
+    """A server as it names itself: the host it runs on, its port and its datadir (MariaDB has no
+    ``@@server_uuid``, and MySQL's is copied along with a cloned datadir; the three together tell
+    any two servers apart, on one host or many)."""
+    key = f"server:{str(hostname).lower()}:{int(port)}:{os.path.normpath(str(datadir))}"
+    # the holds' and journals' key columns are 255 wide; a long datadir keeps its start and a digest
+    return key if len(key) <= 200 else f"{key[:150]}#{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+
+
+def server_identity(target) -> str:
+    """The server ``target`` reaches, by what the server reports (``@@hostname``, ``@@port``,
+    ``@@datadir``), so every way of reaching one server (connection ids, 127.0.0.1 or a host name,
+    TCP or its socket) shares its holds and its restore journal. A managed instance is named from
+    its spec without connecting (it may be down: the holds still cover it), which is what it reports
+    once up (``TargetConnection.managed_proven`` checks exactly that). A server that does not answer
+    is named by the address the connection gives; nothing can change or measure it meanwhile."""
     if target.control == "managed":
         from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
-        identity = f"managed:{socket.gethostname()}:{ManagedServer(ManagedSpec.load(target.managed_target)).datadir}"
-    else:
-        identity = f"server:{host}:{target.unix_socket or target.port}"
-    resources = [f"target:{identity}", f"host:{host}"]
+        return ManagedServer(ManagedSpec.load(target.managed_target)).identity()
+    from mysqlbench.errors import TargetUnavailable
+
+    try:
+        conn = target.connect()
+    except TargetUnavailable as exc:
+        log.info("naming %s by its address: %s", target.conn_id, exc)
+        return address_identity(target)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@hostname, @@port, @@datadir")
+            hostname, port, datadir = cur.fetchone()
+    finally:
+        conn.close()
+    return server_key(hostname, port, datadir)
+
+
+def address_identity(target) -> str:
+    """The server by the address the connection gives (what releases before issue 27 keyed by)."""
+    if target.control == "managed":
+        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+        return f"managed:{socket.gethostname()}:{ManagedServer(ManagedSpec.load(target.managed_target)).datadir}"
+    return f"server:{server_host(target)}:{target.unix_socket or target.port}"
+
+
+def target_resources(target) -> list[str]:
+    """What ``target`` occupies: its server (``server_identity``), the machine it runs on, and the
+    benchmark host its tools run on."""
+    host = server_host(target)
+    resources = [f"target:{server_identity(target)}", f"host:{host}"]
     if getattr(target, "ssh_conn_id", None):  # the benchmark host its tools run on: one measurement there at a time
         resources.append(f"host:{ssh_host(target.ssh_conn_id)}")
     return resources

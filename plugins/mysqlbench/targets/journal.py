@@ -6,24 +6,24 @@ the base configuration for a managed instance.
 
 It is replayed when a point ends, by the study's teardown task (which runs even when points
 failed), and by whoever next takes the target, so a point killed with SIGKILL, which runs no
-cleanup at all, is undone before anything else measures there. It is kept per server, not per
-Airflow connection (``RestoreJournal.of``: the identity the holds use, a managed instance's
-datadir or a server's host and port), so a second connection id to the same server finds and
-undoes what a killed run through the first left (issue 27). It lives in the work directory of the
-host that changed the target; with workers on several hosts, route a target's points to one queue
-(moving it into the results store, beside the holds, is issue 27's next step).
+cleanup at all, is undone before anything else measures there. It is kept per server, as the
+server names itself (``targets.hold.server_identity``: its host name, port and datadir), not per
+Airflow connection or address, so a second connection id, a socket instead of TCP, or a host name
+instead of 127.0.0.1 finds and undoes what a killed run through the first left (issue 27). It lives
+in the results store, beside the holds, so whichever worker takes the server next, on any host,
+finds it; each change is committed there before the server is touched.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import socket
 import time
-from pathlib import Path
 from typing import Any
+
+import sqlalchemy as sa
 
 from mysqlbench import paths
 from mysqlbench.errors import MysqlbenchError
@@ -32,50 +32,81 @@ log = logging.getLogger(__name__)
 
 
 class RestoreJournal:
-    def __init__(self, key: str, directory: Path | None = None, conn_id: str | None = None):
-        """The journal of ``key`` (a server identity; tests may use any name) in ``directory``."""
+    def __init__(self, key: str, store=None, conn_id: str | None = None):
+        """The journal of server ``key`` (``targets.hold.server_identity``; tests may use any
+        name) in ``store`` (the deployment's results store by default)."""
+        from mysqlbench.results.store import ResultsStore, restore_journals
+
         self.key, self.conn_id = key, conn_id or key
-        name = hashlib.sha256(key.encode()).hexdigest()[:24] if conn_id else key
-        self.path = (directory or paths.work_dir() / "journal") / f"{name}.json"
+        self.store, self.table = store or ResultsStore.from_airflow(), restore_journals
 
     @classmethod
-    def of(cls, target, directory: Path | None = None) -> "RestoreJournal":
-        """The journal of the server ``target`` reaches, whichever connection id names it. A
-        journal an older version left under the connection id is taken over."""
-        from mysqlbench.targets.hold import target_resources
+    def of(cls, target, store=None) -> "RestoreJournal":
+        """The journal of the server ``target`` reaches, whichever connection id, address or
+        socket reaches it. A journal file an earlier release left in ``work/journal/`` (keyed by
+        the server's address, or by connection id) is taken over into the store."""
+        from mysqlbench.targets.hold import server_identity
 
-        journal = cls(target_resources(target)[0], directory, conn_id=target.conn_id)
-        legacy = journal.path.parent / f"{target.conn_id}.json"
-        if legacy.exists() and not journal.path.exists():
-            os.replace(legacy, journal.path)
+        journal = cls(server_identity(target), store, conn_id=target.conn_id)
+        journal._take_over_files(target)
         return journal
 
+    def _take_over_files(self, target) -> None:
+        import hashlib
+
+        from mysqlbench.targets.hold import address_identity
+
+        directory = paths.work_dir() / "journal"
+        for name in (hashlib.sha256(address_identity(target).encode()).hexdigest()[:24], target.conn_id):
+            legacy = directory / f"{name}.json"
+            if not legacy.exists():
+                continue
+            left = json.loads(legacy.read_text())
+            with self.store.engine.begin() as conn:
+                entries = self._entries(conn)
+                for entry in left.get("entries", []):
+                    if entry not in entries:
+                        entries.append(entry)
+                self._put(conn, entries, owner=left.get("owner"))
+            log.warning("restore journal: took over %s (%d change(s) left by %s)", legacy, len(left.get("entries", [])),
+                        left.get("owner"))
+            legacy.unlink()
+
+    # -- the row ----------------------------------------------------------------------------------
+    def _row(self, conn):
+        return conn.execute(sa.select(self.table).where(self.table.c.server == self.key)).first()
+
+    def _entries(self, conn) -> list[dict[str, Any]]:
+        row = self._row(conn)
+        return [] if row is None else json.loads(row.entries)
+
+    def _put(self, conn, entries: list[dict[str, Any]], owner: dict[str, Any] | None = None) -> None:
+        """Write the journal in the caller's transaction; committed before the server is changed."""
+        row = self._row(conn)
+        owner = owner or (json.loads(row.owner) if row is not None else
+                          {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()})
+        values = {"target": self.conn_id, "owner": json.dumps(owner), "entries": json.dumps(entries),
+                  "updated_at": time.time()}
+        if row is None:
+            conn.execute(self.table.insert().values(server=self.key, **values))
+        else:
+            conn.execute(self.table.update().where(self.table.c.server == self.key).values(**values))
+
     def entries(self) -> list[dict[str, Any]]:
-        try:
-            return json.loads(self.path.read_text())["entries"]
-        except FileNotFoundError:
-            return []
+        with self.store.engine.connect() as conn:
+            return self._entries(conn)
 
     def owner(self) -> dict[str, Any] | None:
-        try:
-            return json.loads(self.path.read_text())["owner"]
-        except FileNotFoundError:
-            return None
+        with self.store.engine.connect() as conn:
+            row = self._row(conn)
+        return None if row is None else json.loads(row.owner)
 
-    def _write(self, entries: list[dict[str, Any]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".partial")
-        owner = self.owner() or {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-        with open(partial, "w") as handle:
-            json.dump({"server": self.key, "target": self.conn_id, "owner": owner, "entries": entries}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, self.path)
-        directory = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # the rename itself survives a crash
-        finally:
-            os.close(directory)
+    def record(self) -> dict[str, Any] | None:
+        """The journal as stored (server, target, owner, entries), or None when nothing is left."""
+        with self.store.engine.connect() as conn:
+            row = self._row(conn)
+        return None if row is None else {"server": row.server, "target": row.target, "owner": json.loads(row.owner),
+                                         "entries": json.loads(row.entries)}
 
     def record_global(self, variable: str, old: Any) -> None:
         """Before ``SET GLOBAL variable``: remember its value. The first record of a variable wins
@@ -84,21 +115,23 @@ class RestoreJournal:
         from mysqlbench import knobs
 
         knobs.check_engine_variable(variable)
-        entries = self.entries()
-        if any(e["kind"] == "global" and e["variable"] == variable for e in entries):
-            return
-        entries.append({"kind": "global", "variable": variable, "old": old})
-        self._write(entries)
+        with self.store.engine.begin() as conn:
+            entries = self._entries(conn)
+            if any(e["kind"] == "global" and e["variable"] == variable for e in entries):
+                return
+            self._put(conn, entries + [{"kind": "global", "variable": variable, "old": old}])
 
     def record_restart(self, managed_target: str, overrides: dict[str, Any]) -> None:
         """Before a managed restart with ``overrides``: undo is a restart with the base config."""
-        entries = self.entries()
-        if not any(e["kind"] == "restart" for e in entries):
-            entries.append({"kind": "restart", "managed_target": managed_target, "overrides": overrides})
-            self._write(entries)
+        with self.store.engine.begin() as conn:
+            entries = self._entries(conn)
+            if not any(e["kind"] == "restart" for e in entries):
+                self._put(conn, entries + [{"kind": "restart", "managed_target": managed_target,
+                                            "overrides": overrides}])
 
     def clear(self) -> None:
-        self.path.unlink(missing_ok=True)
+        with self.store.engine.begin() as conn:
+            conn.execute(self.table.delete().where(self.table.c.server == self.key))
 
     def replay(self, target, holder: str | None = None) -> list[dict[str, Any]]:
         """Undo every recorded change, newest first, then forget them. Returns what was undone."""
@@ -107,7 +140,7 @@ class RestoreJournal:
             return []
         from mysqlbench import knobs
 
-        log.warning("restore journal %s: undoing %d change(s) left on %s (owner %s)", self.path, len(entries),
+        log.warning("restore journal of %s: undoing %d change(s) left through %s (owner %s)", self.key, len(entries),
                     self.conn_id, self.owner())
         undone = []
         restart = next((e for e in entries if e["kind"] == "restart"), None)

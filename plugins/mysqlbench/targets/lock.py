@@ -69,7 +69,7 @@ def exclusive(target: TargetConnection, purpose: str = "", wait_s: int = 3600, s
     try:
         holder.renew()
         # whoever takes the target first undoes what a killed holder left (its restore journal)
-        if any(entry["kind"] == "restart" for entry in RestoreJournal.of(target).replay(target, holder=hold.token)):
+        if any(entry["kind"] == "restart" for entry in RestoreJournal.of(target, hold.store).replay(target, holder=hold.token)):
             holder.renew()  # the restart dropped the server lock's connection
         yield holder
     finally:

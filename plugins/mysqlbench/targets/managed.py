@@ -224,11 +224,17 @@ class ManagedServer:
                 lines.append(f"{variable} = {render_cnf_value(value)}")
         return "\n".join(lines) + "\n"
 
-    def resource(self) -> str:
-        """This instance's name in the holds table (``targets.hold``)."""
+    def identity(self) -> str:
+        """The server this instance is, as it reports itself once up (``targets.hold.server_key``)."""
         import socket
 
-        return f"target:managed:{socket.gethostname()}:{self.datadir}"
+        from mysqlbench.targets.hold import server_key
+
+        return server_key(socket.gethostname(), self.spec.port, str(self.datadir.resolve()))
+
+    def resource(self) -> str:
+        """This instance's name in the holds table (``targets.hold``)."""
+        return f"target:{self.identity()}"
 
     def _refuse_if_held(self, holder: str | None) -> None:
         """Starting while another task holds the instance would undo what it set up (a point
