@@ -123,35 +123,44 @@ def _finished(clone, env, dag_id, run_id) -> str | None:
 
 def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
     """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
-    triggerer) runs probe_kill_study on a marked external server with a raw global variable. Its
-    point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed; the
-    retry takes the target, replays the restore journal, and measures again. Afterwards SHOW GLOBAL
-    VARIABLES equals what it was before, and the point's rows are the retry's only."""
+    triggerer) runs probe_kill_study on a marked external server with a raw global variable.
+
+    1. Its point is killed with SIGKILL mid-window: no cleanup runs, so the server is left changed;
+       the retry takes the target, replays the restore journal, and measures again. Afterwards SHOW
+       GLOBAL VARIABLES equals what it was before, and the point's rows are the retry's only.
+    2. Issue 27 item 3, in a run triggered through the REST API: SIGTERM to the point's process (what
+       a worker shutdown sends) stops the window, records the execution as killed, and Airflow
+       retries; the retry, marked failed through the REST API (what the UI's "mark as failed" does),
+       ends there although a retry is left. Both tries' executions stay in the store by try number,
+       the report lists the earlier one, and the server is left as found."""
+    from mysqlbench.results.store import ResultsStore, samples
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.targets.journal import RestoreJournal
+
     conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
     before = _global_variables(admin)
+    store = journal = None  # the clone's, once its set-up has made work/
+
+    def measuring(other_than=None):
+        with admin.cursor() as cur:
+            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
+                        "AND COMMAND = 'Query' AND INFO LIKE 'SELECT SLEEP(0.2)%%'")
+            busy = cur.fetchone()[0]
+        state = busy and journal.record()
+        return state if state and state["owner"]["pid"] != other_than else None
+
     with _standalone(clone, MYSQLBENCH_WORKLOADS="probe=probe_workload:ProbeWorkload",
                      MYSQLBENCH_STUDY_DIRS=str(SUPPORT / "kill_studies"), PYTHONPATH=str(SUPPORT),
                      **{f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}) as env:
         proc = env["_proc"]
+        store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
+        # the server's journal (one per server, whichever connection id reached it), in the clone's results store
+        journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN), store)
         _airflow(clone, env, "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests").check_returncode()
         _parsed(clone, env, "probe_kill_study")
         # only this DAG runs: unpaused at creation, the shipped nightly sweep would run its 02:00 slot
         _airflow(clone, env, "dags", "unpause", "probe_kill_study").check_returncode()
         _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
-        from mysqlbench.results.store import ResultsStore
-        from mysqlbench.targets.connection import TargetConnection
-        from mysqlbench.targets.journal import RestoreJournal
-
-        # the server's journal (one per server, whichever connection id reached it), in the clone's results store
-        journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN),
-                                    ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}"))
-
-        def measuring():
-            with admin.cursor() as cur:
-                cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'probe_kill' "
-                            "AND COMMAND = 'Query' AND INFO LIKE 'SELECT SLEEP(0.2)%%'")
-                busy = cur.fetchone()[0]
-            return busy and journal.record()
         state = wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
         with admin.cursor() as cur:
             cur.execute("SELECT @@GLOBAL.innodb_old_blocks_time")
@@ -160,14 +169,35 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         outcome = wait(lambda: _finished(clone, env, "probe_kill_study", "killed_point"), 600, "the run to finish",
                         proc, lambda: _standalone_state(clone))
         assert outcome == "success", (clone / "work" / "standalone.log").read_text()[-5000:]
-    assert _global_variables(admin) == before and journal.record() is None
-    from mysqlbench.results.store import samples
+        assert _global_variables(admin) == before and journal.record() is None
+        point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
+        assert point_rows and {r["try_number"] for r in point_rows} == {2}  # what the run reads: the retry
+        # (SIGKILL: the killed try recorded nothing; a stopped one keeps its rows under its try number)
+        assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
 
-    store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
-    point_rows = store.rows(samples, dag_id="probe_kill_study", run_id="killed_point", task_id="measure_point")
-    assert point_rows and {r["try_number"] for r in point_rows} == {2}  # what the run reads: the retry
-    # (SIGKILL: the killed try recorded nothing; a stopped one keeps its rows under its try number)
-    assert len([r for r in point_rows if r["metric"] == "statements_per_s"]) == 1
+        # 2. stopped on purpose: SIGTERM is retried, a task marked failed through the API is not
+        base = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}"
+        password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        token = rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
+        run_id = rest(base, "POST", "/api/v2/dags/probe_kill_study/dagRuns", {"logical_date": None}, token)["dag_run_id"]
+        first = wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
+        os.kill(first["owner"]["pid"], signal.SIGTERM)
+        wait(lambda: measuring(other_than=first["owner"]["pid"]), 300, "the retry to start measuring", proc,
+             lambda: _standalone_state(clone))
+        ti_path = f"/api/v2/dags/probe_kill_study/dagRuns/{quote(run_id, safe='')}/taskInstances/measure_point/0"
+        rest(base, "PATCH", ti_path, {"new_state": "failed"}, token)
+        outcome = wait(lambda: _finished(clone, env, "probe_kill_study", run_id), 600, "the stopped run to finish",
+                       proc, lambda: _standalone_state(clone))
+        ti = rest(base, "GET", ti_path, token=token)
+        assert outcome == "failed" and (ti["state"], ti["try_number"]) == ("failed", 2), ti  # retries: 2, one unused
+    assert _global_variables(admin) == before and journal.record() is None
+    tries = store.rows(samples, every_try=True, dag_id="probe_kill_study", run_id=run_id, task_id="measure_point",
+                       metric="statements_per_s")
+    assert {(r["try_number"], r["status"]) for r in tries} == {(1, "killed"), (2, "killed")}, tries
+    assert all(json.loads(r["metadata"])["why"] == "task terminated (on_kill)" for r in tries)
+    summary = store.report_file("probe_kill_study", run_dir_name(run_id), "summary.json")
+    earlier = json.loads(summary)["earlier_tries"]
+    assert [(e["try"], e["executions"], e["replaced_by"]) for e in earlier] == [(1, {"killed": 1}, 2)], earlier
 
 
 def test_nightly_regression_under_the_scheduler(clone):

@@ -55,7 +55,8 @@ def _recorder(study: str, spec_data: dict[str, Any]):
 class MeasurePointOperator(BaseOperator):
     """One sweep point. ``on_kill`` (Airflow calls it on SIGTERM, and after an execution timeout)
     cancels the running statement on the server and stops the point, whose interrupted execution is
-    recorded as killed; Airflow's retries then run the point again, replacing its rows."""
+    recorded as killed; Airflow's retries then run the point again (every try's rows are kept; the
+    last is the run's). A task marked failed through the UI or the REST API is not retried."""
 
     def __init__(self, *, study: str, spec_data: dict[str, Any], point: dict[str, Any], dataset_id: str,
                  **kwargs: Any) -> None:

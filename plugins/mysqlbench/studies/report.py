@@ -193,12 +193,44 @@ def _observed(failure: dict[str, Any]) -> dict[str, Any]:
     return {k: failure[k] for k in ("observed", "unexpected_count", "unexpected", "mismatched", "error") if k in failure}
 
 
+def earlier_tries(rows: list[dict[str, Any]], primary: str) -> list[dict[str, Any]]:
+    """The measuring tries a later try replaced, from every try's rows (``rows(..., every_try=True)``):
+    per task instance and try, its point, its executions of ``primary`` by status, and why any was
+    stopped. What a run's figures come from is its last try; these say what happened before it."""
+    last: dict[tuple[str, int], int] = {}
+    for row in rows:
+        key = (row["task_id"], row["map_index"])
+        last[key] = max(last.get(key, 0), row["try_number"])
+    tries: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["task_id"], row["map_index"])
+        if row["try_number"] == last[key] or row["kind"] != "metric" or row["metric"] != primary:
+            continue
+        entry = tries.setdefault((*key, row["try_number"]), {
+            "task": key[0], "map_index": key[1], "try": row["try_number"], "replaced_by": last[key],
+            "point": row["point"], "executions": {}, "why": []})
+        entry["executions"][row["status"]] = entry["executions"].get(row["status"], 0) + 1
+        why = json.loads(row["metadata"]).get("why")
+        if why and why not in entry["why"]:
+            entry["why"].append(why)
+    return [tries[k] for k in sorted(tries)]
+
+
+def _try_words(entry: dict[str, Any]) -> str:
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(entry["executions"].items()))
+    why = f" ({'; '.join(entry['why'])})" if entry["why"] else ""
+    return (f"{entry['task']}[{entry['map_index']}] try {entry['try']}, point {entry['point']}: {counts}{why}; "
+            f"replaced by try {entry['replaced_by']}")
+
+
 def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFrame, series: pd.DataFrame,
                  plans: list[dict[str, Any]], validation: dict[str, Any], flags: list[str],
                  metadata: dict[str, Any], extra_tables: list[tuple[str, pd.DataFrame]] = (),
-                 rounds: list[dict[str, Any]] = (), reproduction: dict[str, Any] | None = None) -> dict[str, Any]:
+                 rounds: list[dict[str, Any]] = (), reproduction: dict[str, Any] | None = None,
+                 tries: list[dict[str, Any]] = ()) -> dict[str, Any]:
     """``rounds``: with repetitions auto, each round's plan as ``plan_round`` stored it.
-    ``reproduction``: for a rerun, its verdicts against the original (``studies.rerun``)."""
+    ``reproduction``: for a rerun, its verdicts against the original (``studies.rerun``).
+    ``tries``: the measuring tries a retry replaced (``earlier_tries``)."""
     directory = report_dir(dag_id, run_id)
     counters = workload.summary_counters()
     summary = summaries(frame, counters)
@@ -273,7 +305,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         "repetitions": {"mode": "auto" if spec.sequential else "fixed",
                         "rounds": [{k: r.get(k) for k in ("round", "repetitions", "points", "stopped", "comparisons")}
                                    for r in rounds]},
-        "noise_flags": flags, "validation": validation,
+        "noise_flags": flags, "validation": validation, "earlier_tries": list(tries),
         **({"reproduction": reproduction} if reproduction else {}),
         "points": records, "plans": plan_groups, "plan_outlines": outlines, "metadata": metadata,
         "servers": as_records(comparison),
@@ -305,6 +337,9 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     if spec.sequential and rounds:
         body.append("<h2>Rounds (repetitions: auto)</h2><ul>" + "".join(f"<li>{esc(_round_words(r))}</li>"
                                                                        for r in rounds) + "</ul>")
+    if tries:
+        body.append("<h2>Earlier tries (kept in the store; the figures above are each point's last try)</h2><ul>"
+                    + "".join(f"<li>{esc(_try_words(t))}</li>" for t in tries) + "</ul>")
     if flags:
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]

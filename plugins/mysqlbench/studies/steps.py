@@ -260,7 +260,7 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
 
     from mysqlbench.measure import comparable_plan_hash, plan_outline
     from mysqlbench.studies.analysis import execution_frame
-    from mysqlbench.studies.report import write_report
+    from mysqlbench.studies.report import earlier_tries, write_report
     from mysqlbench.studies.sequential import round_records
 
     spec = spec_of(data)
@@ -290,7 +290,10 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
                        extra_tables=workload.report_tables(rows, frame),
                        rounds=round_records(recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id,
                                                                 metric="round_plan")),
-                       reproduction=reproduction)
+                       reproduction=reproduction,
+                       tries=earlier_tries(recorder.store.rows(samples, _measured=True, every_try=True,
+                                                               dag_id=ti.dag_id, run_id=ti.run_id),
+                                           workload.primary.name))
     stored = recorder.store.keep_report(ti.dag_id, Path(out["dir"]))  # the UI reads it there, from any machine
     log.info("report%s: %s (summary: %s; %d files kept in the results store)", "" if out["valid"] else " (INVALID)",
              out["html"], out["summary"], stored)
