@@ -309,6 +309,18 @@ def versions_prepare(names: list[str]) -> dict:
     return {"targets": out}
 
 
+def spool(action: str) -> dict:
+    """Samples points measured while the results store could not be written, kept on this worker
+    (``results/spool.py``): list them, or store them now under the tries that measured them."""
+    from mysqlbench.results.spool import spooled, store_spooled
+    from mysqlbench.results.store import ResultsStore
+
+    if action == "list":
+        return {"spooled": [s.describe() for s in spooled()]}
+    store = ResultsStore.from_airflow()
+    return {"results_store": store.describe(), "stored": store_spooled(store)}
+
+
 def lint(files: list[str]) -> int:
     """Validate study specs (default: every one the DAG factory reads); print each problem with its
     file, line and field, as the DAG import error shows it. Exit 1 if any spec is broken."""
@@ -370,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
                        "version or host differ from the original's, and say so with every verdict")
     again.add_argument("--conf-only", action="store_true", help="check, and print the conf a rerun triggers "
                        "with (for the REST API or the trigger form), without running it")
+    spooled = sub.add_parser("spool", help="samples measured while the results store could not be written "
+                             "(kept on this worker): list them, or store them now")
+    spooled.add_argument("action", choices=("list", "store"))
     linted = sub.add_parser("lint", help="validate study specs with file, line and field")
     linted.add_argument("files", nargs="*")
     args = parser.parse_args(argv)
@@ -414,12 +429,16 @@ def main(argv: list[str] | None = None) -> int:
                 out = versions_prepare(args.regressions)
             elif args.command == "rerun":
                 out = rerun(args.run_id, args.dag_id, args.allow_differences, args.conf_only)
+            elif args.command == "spool":
+                out = spool(args.action)
             else:
                 out = results_summary(args.dag_id, args.run_id)
     except MysqlbenchError as exc:
         print(f"mysqlbench: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2, default=str), file=stdout)
+    if args.command == "spool" and any("error" in s for s in out.get("stored", [])):
+        return 1  # some spooled samples are still not stored
     return 0
 
 

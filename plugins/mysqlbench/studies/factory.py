@@ -142,7 +142,8 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
             if spec_data is None:
                 _rejected(skip=True)
-            return steps.restore_target(spec_data)
+            ti = get_current_context()["ti"]
+            return steps.restore_target(spec_data, ti.dag_id, ti.run_id)
 
         @task(trigger_rule="all_done", retries=0)
         def validate(spec_data: dict | None, data: dict | None) -> dict:

@@ -187,9 +187,9 @@ def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRec
     ti = recorder.context["ti"]
     spool = Spool(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1)
     if spool.exists():  # an earlier try measured, but could not store: store that, do not measure again
-        result, snapshot = spool.read()
+        result, _ = spool.read()
         log.warning("storing the %d samples an earlier try spooled to %s", len(result), spool.path)
-        record_or_spool(recorder, spool, result, snapshot, target=target, dataset_id=dataset_id)
+        spool.store(recorder.store, recorder, target=target, dataset_id=dataset_id)
         return {"point": point["label"], "statuses": sorted({s.status for s in result if s.kind == "metric"}),
                 "from_spool": True}
     run = PointRun(spec, point, target, dataset_id=dataset_id)
@@ -206,11 +206,15 @@ def measure_point(data: dict[str, Any], point: dict[str, Any], recorder: TaskRec
     return {"point": point["label"], "statuses": statuses}
 
 
-def restore_target(data: dict[str, Any]) -> dict[str, Any]:
+def restore_target(data: dict[str, Any], dag_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
     """The teardown: take the target (which replays any restore journal a point left, killed or
-    not) and report what had to be undone."""
+    not) and report what had to be undone; then store what run ``dag_id``/``run_id``'s points
+    spooled (``results.spool``)."""
     from mysqlbench.targets.journal import RestoreJournal
     from mysqlbench.targets.lock import exclusive
+
+    from mysqlbench.results.spool import STALE_S, store_spooled
+    from mysqlbench.results.store import ResultsStore
 
     spec = spec_of(data)
     workload = workload_of(spec)
@@ -226,7 +230,15 @@ def restore_target(data: dict[str, Any]) -> dict[str, Any]:
         if done:
             log.info("released on %s: %s", target.conn_id, done)
             released[conn_id] = done
-    return {"restored": restored, "released": released}
+    # what a point measured but could not store, its retries spent: stored now, before validation
+    # reads the run (and what older runs on this worker left, once they are long over)
+    stored = store_spooled(ResultsStore.from_airflow(), dag_id=dag_id, run_id=run_id, older_than_s=STALE_S) \
+        if dag_id else []
+    refused = [s for s in stored if "error" in s]
+    if refused:
+        raise MysqlbenchError(f"spooled samples still cannot be stored (left for `bin/mysqlbench spool store`): "
+                              f"{refused}")
+    return {"restored": restored, "released": released, "stored_from_spool": stored}
 
 
 def _measured_rows(recorder: TaskRecorder) -> list[dict[str, Any]]:
