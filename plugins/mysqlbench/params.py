@@ -17,7 +17,7 @@ SCHEMA_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 class DatasetBase(BaseModel):
     """What the study engine needs of any workload's dataset: the schema it lives in."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
 
     schema_name: str = Field(default="bench", alias="schema", description="schema the dataset is loaded into")
 

@@ -57,3 +57,26 @@ def test_bad_params_name_the_problem(field, value, message):
 def test_unknown_params_are_rejected():
     with pytest.raises(InvalidInput, match="scale_factr: Extra inputs are not permitted"):
         validate_params(TpchLoadParams, {**GOOD, "scale_factr": 1})
+
+
+def test_nan_is_refused_by_the_trigger_form_and_the_spec():
+    """Issue 27: NaN passes every bound a JSON schema states (each comparison with it is false), so
+    a conf holding NaN made a run whose task saw null ("None"). The form's params refuse it when
+    the run is triggered (form, REST API and CLI all validate there), and the spec says "finite"."""
+    from airflow.sdk.definitions.param import ParamsDict
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from mysqlbench.studies.form import form_params
+    from mysqlbench.studies.spec import load_spec
+
+    spec = load_spec("tpch_bka_study")
+    numbers = [k for k, p in form_params(spec).items() if "number" in str(p.schema.get("type"))]
+    assert {"scale_factor", "min_effect", "noise_cv_max", "timeout_s"} <= set(numbers)
+    for key in numbers:
+        params = ParamsDict(form_params(spec))
+        params[key] = params[key] if params[key] is not None else 1  # a finite value passes
+        params.validate()
+        with pytest.raises(ParamValidationError, match=f"param {key}: nan "):
+            params[key] = float("nan")
+    with pytest.raises(InvalidInput, match="min_effect: Input should be a finite number"):
+        load_spec("tpch_bka_study", {"min_effect": float("nan")})

@@ -47,7 +47,7 @@ OUTLIER = 6.0  # robust sd of the baseline beyond which a run is an outlier nigh
 class Thresholds(BaseModel):
     """What counts as a change. Spec parameters of every regression analysis."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
     min_effect: float = Field(0.10, gt=0, lt=10,
                               description="the smallest relative change of the medians that counts (0.10 = 10%)")

@@ -29,7 +29,7 @@ RELEASES = "releases"
 class SuiteEntry(BaseModel):
     """One study run of the sweep, with its trigger-form conf (checked against the study's spec)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     study: str
     conf: dict[str, Any] = Field(default_factory=dict)
@@ -44,7 +44,7 @@ class NotifierSpec(BaseModel):
     """An Airflow notifier (a ``BaseNotifier`` subclass, e.g. ours, ``SmtpNotifier``, ``SlackNotifier``)
     called with the regression report when the alert task fails; its kwargs are Airflow templates."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
 
     class_: str = Field(alias="class", pattern=r"^[A-Za-z_][\w.]*\.[A-Za-z_]\w*$")
     kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -67,7 +67,7 @@ class VersionsSpec(BaseModel):
     conf says otherwise, and the ports of the managed targets it runs them on (``port_base`` plus
     the server's position in the catalog, so each server has its own port and datadir)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     flavor: Literal["mariadb", "mysql"] = "mariadb"
     port_base: int = Field(3370, ge=1025, le=65000)
@@ -80,7 +80,7 @@ class VersionsSpec(BaseModel):
 
 
 class RegressionSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     regression: str = Field(description="the DAG id")
     description: str = ""

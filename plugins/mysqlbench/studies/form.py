@@ -17,7 +17,22 @@ _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaxi
                 "maxItems", "pattern", "minLength", "maxLength")
 
 
+# NaN passes every bound a JSON schema can state (each comparison with it is false), and a NaN
+# that got into a run's conf reached the task as null ("None" in its error, issue 27). This clause
+# is met by NaN alone (a finite number fails one of its two bounds; infinity fails the bounds of
+# the field itself), so "not" refuses NaN when the run is triggered, by the form, the REST API or
+# the CLI, before a run exists.
+NOT_NAN = {"not": {"type": "number", "minimum": 1.7e308, "maximum": -1.7e308}}
+
+
 def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's property schema as Airflow's Param takes it, NaN refused for numbers."""
+    schema = _param_schema(prop)
+    types = schema.get("type")
+    return {**schema, **NOT_NAN} if "number" in (types if isinstance(types, list) else [types]) else schema
+
+
+def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
     """Pydantic's property schema as Airflow's Param takes it (``anyOf`` of simple types becomes a
     type list, so ``int | None`` is ``["integer", "null"]``)."""
     words = [option["const"] for option in prop.get("anyOf", ()) if "const" in option]

@@ -52,7 +52,7 @@ def _form(section: str, title: str, **extra: Any) -> dict[str, Any]:
 
 
 class StudySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
 
     study: str = Field(description="the study's name, also its DAG id")
     description: str = ""

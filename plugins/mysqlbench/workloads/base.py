@@ -195,7 +195,7 @@ class StudyWorkload(ABC):
 
 
 class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 # -- the registry -------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ FILEIO_MARKER = ".mysqlbench-fileio"
 
 
 class _RunParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     threads: int = Field(default=1, ge=1, le=4096, description="sysbench --threads")
     time_s: int = Field(default=10, ge=1, le=86_400, description="measured seconds (sysbench --time)")

@@ -32,7 +32,7 @@ MAX_CONNECTIONS = 1024
 
 
 class TpccParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     connections: int = Field(default=8, ge=1, le=MAX_CONNECTIONS, description="terminals (one connection each)")
     rampup_s: float = Field(default=10, ge=0, le=86_400, description="seconds run before the measure window")

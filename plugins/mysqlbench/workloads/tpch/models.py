@@ -35,7 +35,7 @@ class TpchDataset(DatasetBase):
 
 
 class TpchParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     oracle: bool = Field(default=True, description="compare every point's whole answer with DuckDB's (SF <= 1)")
 
