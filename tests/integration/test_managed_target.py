@@ -452,3 +452,81 @@ def test_a_buffer_pool_larger_than_the_host_is_refused_by_the_first_task(target,
     with pytest.raises(InvalidInput, match=f"buffer_pool_size {too_big} is more than the memory"):
         check_spec("tpch_power", {"target_conn_id": TEST_CONN, "settings": {"buffer_pool_size": too_big}})
     check_spec("tpch_power", {"target_conn_id": TEST_CONN, "settings": {"buffer_pool_size": "256M"}})
+
+
+def test_a_point_without_global_settings_does_not_restart_the_instance(target, managed):
+    """Issue 27: a sysbench_cpu point with no settings restarted the demo target. A warm point
+    restarted a managed instance to put every global back to its base config, even when it had
+    nothing to set and the instance ran its base config already. Now only a point with global
+    settings restarts it (and its end restarts it back on the base)."""
+    from mysqlbench.studies.point import PointRun
+    from mysqlbench.studies.spec import load_spec
+    from mysqlbench.workloads.base import workload_class
+
+    from conftest import TEST_CONN
+
+    quick = {"workload_params": {"window_s": 0.5, "interval_s": 0.5, "rampup_s": 0}, "repetitions": 1,
+             "matrix": {}}
+    spec = load_spec("probe_study", quick)
+    conn = TargetConnection.from_airflow(TEST_CONN)
+    workload_class("probe")(spec).ensure_dataset(conn, None)
+    if not managed.on_base_config():
+        managed.restart()
+    pid = managed.pid()
+    PointRun(spec, spec.points()[0], conn).run()
+    assert managed.pid() == pid and managed.on_base_config()  # nothing to set: not restarted
+    spec = load_spec("probe_study", {**quick, "settings": {"buffer_pool_size": "160M"}})
+    PointRun(spec, spec.points()[0], TargetConnection.from_airflow(TEST_CONN)).run()
+    assert managed.pid() != pid and managed.on_base_config()  # restarted with it, and back on the base after
+
+
+def test_a_managed_restart_waits_for_another_clients_statement_and_refuses_to_cut_it_short(target, managed):
+    """Issue 27: a managed restart ended another client's 53-second query ("Lost connection").
+    A statement that ends within the wait is waited for; one that outlasts it makes the restart
+    refuse, naming it, and the statement runs on."""
+    import threading
+    import time as _time
+
+    from mysqlbench.targets.sessions import ServerBusy
+
+    def client(seconds, out):
+        conn = managed.admin_connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT SLEEP(%s)", (seconds,))
+                out.append(cur.fetchone()[0])  # 0: it slept to the end; 1: it was interrupted
+        except Exception as exc:  # noqa: BLE001 - what the client would have seen
+            out.append(exc)
+        finally:
+            conn.close()
+
+    def running(seconds):
+        out = []
+        thread = threading.Thread(target=client, args=(seconds, out))
+        thread.start()
+        admin = managed.admin_connect()
+        try:
+            with admin.cursor() as cur:
+                for _ in range(50):
+                    cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(%%'")
+                    if cur.fetchone()[0]:
+                        break
+                    _time.sleep(0.1)
+        finally:
+            admin.close()
+        return thread, out
+
+    pid = managed.pid()
+    thread, out = running(3)
+    started = _time.monotonic()
+    managed.restart(wait_s=30)
+    thread.join()
+    assert out == [0] and _time.monotonic() - started > 2 and managed.pid() != pid  # it ended, then the restart
+
+    pid = managed.pid()
+    thread, out = running(8)
+    with pytest.raises(ServerBusy, match=r"still running after 1 s; not going on with restarting managed target "
+                                         r"'test' over it: .*SELECT SLEEP"):
+        managed.restart(wait_s=1)
+    thread.join()
+    assert out == [0] and managed.pid() == pid  # not cut short; the server was not restarted

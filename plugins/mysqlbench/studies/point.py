@@ -21,6 +21,7 @@ from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_
 from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
+from mysqlbench.targets import sessions
 from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.targets.lock import exclusive
@@ -39,20 +40,7 @@ OS_SERIES = ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "disk_read_byte
 
 def wait_until_idle(conn, wait_s: float = IDLE_WAIT_S) -> None:
     """The process list must show no other client statement before a measured window."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        with conn.cursor() as cur:
-            cur.execute("SELECT ID, USER, COMMAND, LEFT(COALESCE(INFO, ''), 80) FROM information_schema.PROCESSLIST "
-                        "WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump') "
-                        "AND USER NOT IN ('system user', 'event_scheduler') "
-                        # a task waiting for our lock is blocked, not working
-                        "AND COALESCE(INFO, '') NOT LIKE 'SELECT GET_LOCK(%%'")
-            busy = cur.fetchall()
-        if not busy:
-            return
-        if time.monotonic() > deadline:
-            raise MysqlbenchError(f"target not idle before a measured window: {busy}")
-        time.sleep(0.5)
+    sessions.wait_until_idle(conn, wait_s, "a measured window")
 
 
 def _os_unit(name: str) -> str:
@@ -117,8 +105,7 @@ class PointRun:
     def _restart(self, global_settings, info, holder: str) -> None:
         """Managed: restart with the base config plus this point's global settings (journaled
         first), and read each one back: a value the server silently capped at start makes the
-        point not applicable, as for session knobs. The slow-log table (our server-time source) is
-        emptied so looking a statement up stays cheap; on a managed instance nothing else writes to it."""
+        point not applicable, as for session knobs; the slow-log table emptied (``_empty_slow_log``)."""
         if isinstance(self.control, SshControl):  # a service on a benchmark host: restarted as it is configured,
             with self._phase("restart"):          # then the point's globals SET again (journaled)
                 self.control.restart(holder=holder)
@@ -134,15 +121,28 @@ class PointRun:
             if overrides:
                 self.journal.record_restart(self.control.spec.name, overrides)
             self.control.restart(overrides, holder=holder)
+            self._empty_slow_log()
             conn = self.control.admin_connect()
             try:
-                with conn.cursor() as cur:
-                    cur.execute("TRUNCATE TABLE mysql.slow_log")
                 for setting in global_settings:
                     effective = knobs.read_variable(conn, setting.variable, "global")
                     knobs.check_effective(setting, setting.value, effective, info)
             finally:
                 conn.close()
+
+    def _on_base_config(self) -> bool:
+        """Our managed instance (not a service over SSH), running as last started with no overrides."""
+        return not isinstance(self.control, SshControl) and self.control.on_base_config()
+
+    def _empty_slow_log(self) -> None:
+        """Our managed instance's slow-log table (the server-time source) emptied, so looking a
+        statement up stays cheap; on a managed instance nothing else writes to it."""
+        conn = self.control.admin_connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("TRUNCATE TABLE mysql.slow_log")
+        finally:
+            conn.close()
 
     def _open_session(self, info, session_settings) -> tuple[Session, list[knobs.Applied]]:
         conn = self.target.connect(database=self.spec.dataset.schema_name)
@@ -223,8 +223,13 @@ class PointRun:
                         conn.close()
                 elif self.control is not None and self.point["cache"] != "cold" and not self.workload.changes_dataset:
                     # a cold point, or one whose workload resets its data, restarts before every repetition anyway
-                    self._restart(global_settings, info, lock.token)  # every other global back to the base
-                    lock.renew()
+                    if global_settings or not self._on_base_config():
+                        self._restart(global_settings, info, lock.token)  # every other global back to the base
+                        lock.renew()
+                    else:  # nothing to set and nothing to undo: a restart would only disturb other clients
+                        log.info("%s: no global settings and %s runs its base config: not restarted",
+                                 self.point["label"], self.target.conn_id)
+                        self._empty_slow_log()
                 for unit in self.spec.units:
                     self._check_abort()
                     self._run_unit(unit, info, session_settings, global_settings, lock)

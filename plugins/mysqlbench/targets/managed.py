@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 BENCH_USER = "mysqlbench"
 START_TIMEOUT_S = 120
+# how long a restart waits for another client's statement to end before refusing
+FOREIGN_WAIT_S = 120.0
 STOP_TIMEOUT_S = 300
 
 
@@ -306,10 +308,32 @@ class ManagedServer:
             time.sleep(0.2)
         raise TargetUnavailable(f"the server (pid {pid}) did not stop within {STOP_TIMEOUT_S} s")
 
-    def restart(self, overrides: dict[str, Any] | None = None, holder: str | None = None) -> None:
+    def restart(self, overrides: dict[str, Any] | None = None, holder: str | None = None,
+                wait_s: float | None = None) -> None:
+        """Stop and start with the base config plus ``overrides``. Another client's statement
+        running on the instance is waited for (``FOREIGN_WAIT_S``), and one still running after
+        that makes the restart refuse (``sessions.ServerBusy``, naming it) rather than cut it
+        short; idle sessions it disconnects are named in the log."""
+        from mysqlbench.targets import sessions
+
         self._refuse_if_held(holder)
+        if self.is_running():
+            conn = self.admin_connect()
+            try:
+                sessions.wait_until_idle(conn, FOREIGN_WAIT_S if wait_s is None else wait_s,
+                                         f"restarting managed target {self.spec.name!r}")
+                idle = sessions.idle_sessions(conn)
+            finally:
+                conn.close()
+            if idle:
+                log.warning("restarting managed target %s disconnects %d idle session(s): %s", self.spec.name,
+                            len(idle), idle)
         self.stop()
         self.start(overrides, holder=holder)
+
+    def on_base_config(self) -> bool:
+        """Is the instance running on its base config (no point's overrides), as last started?"""
+        return self.is_running() and self.cnf.exists() and self.cnf.read_text() == self.render_config()
 
     # -- datadir snapshots ----------------------------------------------------------------------
     SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
