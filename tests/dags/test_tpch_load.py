@@ -156,6 +156,7 @@ def untouched(first, then) -> None:
     ({"schema": "tpch`x"}, "schema"),
     ({"schema": "tpch;drop"}, "schema"),
     ({"target_conn_id": EXTERNAL_CONN}, "not marked as a benchmark target"),
+    ({"load_redo_log_size": "900T"}, "load_redo_log_size 900T is more than the free disk under the datadir"),
 ])
 def test_bad_input_is_refused_by_the_check_before_any_server_change(target, managed, conf, message):
     """Each bad input through the load's first task's own check (check_params, what the DAG runs

@@ -60,15 +60,8 @@ def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def _check_host_bounds(spec, target: TargetConnection) -> None:
     """A managed target's sizes against this host's memory and free disk (the host it runs on)."""
-    if target.control != "managed" or not target.managed_target:
-        return
-    import os
-    import shutil
+    from mysqlbench.targets.managed import check_host_bounds
 
-    from mysqlbench import knobs
-    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
-
-    server = ManagedServer(ManagedSpec.load(target.managed_target))
     values: dict[str, list[object]] = {}
     for point in spec.points():
         if point["target"] == target.conn_id:
@@ -77,9 +70,7 @@ def _check_host_bounds(spec, target: TargetConnection) -> None:
     redo = getattr(spec.dataset, "load_redo_log_size", None)
     if redo:
         values.setdefault("load_redo_log_size", []).append(redo)
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    free = shutil.disk_usage(next(p for p in (server.datadir, *server.datadir.parents) if p.exists())).free
-    knobs.check_host_bounds(values, memory, free, f"{target.conn_id}'s host")
+    check_host_bounds(target, values)
 
 
 def check_rerun(study: str, params: dict[str, Any], data: dict[str, Any], targets: list[TargetConnection]) -> None:

@@ -489,6 +489,19 @@ class ManagedServer:
                 os.chown(os.path.join(directory, name), entry.pw_uid, entry.pw_gid)
 
 
+def check_host_bounds(target: TargetConnection, values: dict[str, list[object]]) -> None:
+    """A managed target's sizes (``knobs.check_host_bounds``) against this host's memory and the
+    free disk under its datadir, before anything starts. Other targets' hosts are not known here."""
+    if target.control != "managed" or not target.managed_target:
+        return
+    from mysqlbench import knobs
+
+    server = ManagedServer(ManagedSpec.load(target.managed_target))
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    free = shutil.disk_usage(next(p for p in (server.datadir, *server.datadir.parents) if p.exists())).free
+    knobs.check_host_bounds(values, memory, free, f"{target.conn_id}'s host")
+
+
 def ensure_running(target: TargetConnection) -> None:
     """A connection naming a managed instance: start that instance if it is down (after a reboot,
     say). Starting our own instance on its own datadir is safe whatever the connection points at;

@@ -15,7 +15,7 @@ from mysqlbench.recording import TaskRecorder
 from mysqlbench.results.store import Sample
 from mysqlbench.targets.connection import TargetConnection
 from mysqlbench.targets.lock import building, end_build, exclusive
-from mysqlbench.targets.managed import ensure_running
+from mysqlbench.targets.managed import check_host_bounds, ensure_running
 from mysqlbench.workloads.tpch import dataset, generate, validate
 from mysqlbench.workloads.tpch.models import TpchLoadParams
 
@@ -29,6 +29,8 @@ def check_params(raw: dict[str, Any]) -> dict[str, Any]:
     allow-listed names, a defined connection, and a target marked for destructive steps."""
     params = validate_params(TpchLoadParams, raw)
     target = TargetConnection.from_airflow(params.target_conn_id)
+    # a redo log the datadir's disk cannot hold would fail half way through the load: refused first
+    check_host_bounds(target, {"load_redo_log_size": [params.load_redo_log_size]})
     ensure_running(target)  # our own instance, down after a reboot: up, so it can prove what it is
     target.require_benchmark_target(f"load TPC-H into schema {params.schema_name!r}")
     checked = params.model_dump(by_alias=True)
