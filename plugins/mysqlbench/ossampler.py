@@ -183,6 +183,9 @@ class OsSampler:
         return {**whole, "samples": len(self.samples)}
 
 
+MIN_SHARE_TICKS = 100  # CPU ticks (all CPUs) a window needs for a share of them to mean something: 1% per tick
+
+
 def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     cpu = [y - x for x, y in zip(a["cpu"], b["cpu"], strict=True)]
     total = sum(cpu) or 1
@@ -205,8 +208,10 @@ def _delta(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         and b["mem_available"] is not None else None,
         "page_cache_bytes": b["cached"],
         # CPU time used by everything but the server, the benchmark tool and this process, as a share
-        # of all CPUs
-        "other_cpu_pct": round(100 * max(busy - ours, 0) / total, 1) if ours is not None else None,
+        # of all CPUs; absent over a window too short to tell (a 10 ms query spans one or two clock
+        # ticks, so one tick of anything reads as 50%)
+        "other_cpu_pct": round(100 * max(busy - ours, 0) / total, 1)
+        if ours is not None and sum(cpu) >= MIN_SHARE_TICKS else None,
         # time a hypervisor gave this machine's CPUs to another guest (absent where /proc/stat has no column)
         "steal_pct": round(100 * cpu[7] / total, 1) if len(cpu) > 7 else None,
     }

@@ -79,6 +79,14 @@ def test_a_sampled_window_sees_a_process_writing_and_switching(tmp_path):
     assert len(sampler.samples) >= 2
 
 
+def test_other_cpu_is_absent_over_a_window_too_short_to_tell():
+    """A 10 ms query spans a tick or two: one tick of anything read as 50% other processes, and
+    marked every short TPC-H query of a quiet machine as measured under noise."""
+    a = sample(0.0, 0, 0, 0, 0, 0)
+    assert _delta(a, sample(0.01, 1, 0, 0, 1, 0))["other_cpu_pct"] is None
+    assert _delta(a, sample(0.5, 1, 0, 0, 99, 0))["other_cpu_pct"] == 1.0
+
+
 def test_other_cpu_never_goes_negative():
     a = sample(0.0, 0, 0, 0, 0, 0, server=0)
     b = sample(1.0, 10, 0, 0, 90, 0, server=50)  # the server's ticks can run ahead of /proc/stat's
