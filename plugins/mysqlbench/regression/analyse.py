@@ -1,7 +1,13 @@
 """The regression analysis: every series of the studies' history through change-point detection,
-each change with the runs on either side (their lineage) and what else changed at that run (server
-version, package commit, configuration with the variables that differ, study spec, plan). Plan
-changes are reported as events even when the timing did not move."""
+each change with the runs on either side (their lineage) and what differs between them (server
+version, package commit, configuration with the variables that differ, study spec, plan, host
+state with the facts that differ). Plan changes are reported as events even when the timing did
+not move.
+
+Nothing falls through (issue 23): a run that timed out, or failed its study's validation, after a
+good history is an alert of its own (a timeout is the worst regression, and an INVALID run has no
+value for the detector to see); a change whose runs after it were mostly measured under noise
+(other processes' CPU, steal) is reported but not confirmed by them."""
 
 from __future__ import annotations
 
@@ -11,10 +17,12 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.regression.detect import Thresholds, change_points, readiness
-from mysqlbench.regression.history import KEY, history, primary_metric, sides_differences, variable_changes
+from mysqlbench.regression.history import (KEY, history, host_changes, primary_metric, sides_differences,
+                                           validation_failures, variable_changes)
 from mysqlbench.results.store import ResultsStore
 
-LINEAGE = ["dag_id", "run_id", "server_version", "package_version", "variables_hash", "spec_hash", "plan_hash"]
+LINEAGE = ["dag_id", "run_id", "server_version", "package_version", "variables_hash", "spec_hash", "plan_hash",
+           "host_hash"]
 
 
 def _plain(value: Any) -> Any:
@@ -30,6 +38,8 @@ def _plain(value: Any) -> Any:
 def _run_record(position: int, row: dict[str, Any]) -> dict[str, Any]:
     return {"position": position, "run_time": _plain(row["run_time"]), "value": _plain(row["value"]),
             "iqr": _plain(row["iqr"]), "n_ok": int(row["n_ok"]), "n": int(row["n"]), "statuses": row["statuses"],
+            "n_timeout": int(row.get("n_timeout") or 0), "noisy": bool(row.get("noisy")),
+            "other_cpu_pct": _plain(row.get("other_cpu_pct")),
             "events": row["events"], **{c: _plain(row.get(c)) for c in LINEAGE}}
 
 
@@ -41,15 +51,20 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
     """The analysis as plain data (the regression report's JSON): ``series`` (each with its runs,
     changes and events), ``alerts`` (confirmed, recent regressions), ``plan_changes``, and the
     runs ``left_out`` with why."""
-    runs, left_out = history(store, studies)
+    runs, left_out = history(store, studies, include_invalid=True)
     metrics = {study: primary_metric(study) for study in studies}
     out: dict[str, Any] = {"studies": studies, "thresholds": thresholds.model_dump(), "series": [], "alerts": [],
                            "plan_changes": [], "left_out": left_out,
                            "runs_analysed": int(runs[["dag_id", "run_id"]].drop_duplicates().shape[0]) if not runs.empty else 0}
     if runs.empty:
         return out
+    out["runs_analysed"] = int(runs[runs["valid"]][["dag_id", "run_id"]].drop_duplicates().shape[0])
+    invalid_alerted: set[tuple[str, str]] = set()
     for series_id, group in runs.groupby("series_id", sort=False):
-        rows = group.sort_values(["run_time", "run_id"]).to_dict(orient="records")
+        every = group.sort_values(["run_time", "run_id"]).to_dict(orient="records")
+        rows = [r for r in every if r["valid"]]
+        if not rows:
+            continue  # a series with no valid run yet: nothing to compare with
         first = rows[0]
         metric = metrics[first["study"]]
         records = [_run_record(i, r) for i, r in enumerate(rows)]
@@ -57,15 +72,18 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
         values = [r["value"] for r in rows]
         found = change_points(values, thresholds, metric.better)
         for change in found:
+            _weigh_noise(change, rows, thresholds)
             at = rows[change.index]
             # blamed: what differs between the runs before and the runs after, not what changed
             # since the previous run (a setting both sides ran with did not make the step)
             blame = sides_differences([rows[i] for i in change.before.runs], [rows[i] for i in change.after.runs])
             config = next((b for b in blame if b["field"] == "variables_hash"), None)
+            host = next((b for b in blame if b["field"] == "host_hash"), None)
             record = change.as_dict() | {
                 "run_id": at["run_id"], "dag_id": at["dag_id"], "run_time": _plain(at["run_time"]),
                 "events": at["events"], "blame": blame,
                 "variables_changed": variable_changes(store, config["before"], config["after"]) if config else {},
+                "host_changed": host_changes(store, host["before"], host["after"]) if host else {},
                 "plan_changed": any(e["field"] == "plan_hash" for e in at["events"]),
                 "runs_before": [records[i] for i in change.before.runs],
                 "runs_after": [records[i] for i in change.after.runs],
@@ -81,9 +99,21 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
                                       "unit": metric.unit, **{k: change[k] for k in (
                                           "run_id", "dag_id", "run_time", "index", "effect_pct", "interval_words",
                                           "interval", "pvalue", "events", "blame",
-                                          "variables_changed", "plan_changed")},
-                                      "before_median": change["before"]["median"],
+                                          "variables_changed", "host_changed", "plan_changed")},
+                                      "kind": "change", "before_median": change["before"]["median"],
                                       "after_median": change["after"]["median"]})
+        for failure in _failures(every, rows, thresholds, metric):
+            if failure["kind"] == "invalid":
+                if (failure["dag_id"], failure["run_id"]) in invalid_alerted:
+                    continue  # one alert per INVALID run, not one per series of it
+                invalid_alerted.add((failure["dag_id"], failure["run_id"]))
+                failure["failures"] = validation_failures(store, failure["dag_id"], failure["run_id"])
+                label = f"{first['study']} run {failure['run_id']}"
+            else:
+                label = series["label"]
+            series.setdefault("failures", []).append(failure)
+            out["alerts"].append({"series_id": series_id, "label": label, "metric": metric.name, "unit": metric.unit,
+                                  **failure})
         for i, record in enumerate(records):
             for event in record["events"]:
                 if event["field"] == "plan_hash":
@@ -91,5 +121,54 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
                                                 "run_id": record["run_id"], "run_time": record["run_time"],
                                                 "before": event["before"], "after": event["after"],
                                                 "value_before": records[i - 1]["value"], "value_after": record["value"]})
-    out["series"].sort(key=lambda s: (not any(c["alert"] for c in s["changes"]), s["label"]))
+    out["series"].sort(key=lambda s: (not any(c["alert"] for c in s["changes"]) and not s.get("failures"), s["label"]))
     return out
+
+
+def _weigh_noise(change, rows: list[dict[str, Any]], thresholds: Thresholds) -> None:
+    """A regression is confirmed by runs measured in quiet: with fewer than ``confirm_runs`` runs
+    after it that were not measured under noise, it is reported, not confirmed (a busy host makes
+    everything slower; the rank test cannot tell that from a regression)."""
+    if not (change.regression and change.confirmed):
+        return
+    noisy = [i for i in change.after.runs if rows[i].get("noisy")]
+    quiet = len(change.after.runs) - len(noisy)
+    if quiet < thresholds.confirm_runs:
+        change.confirmed = False
+        change.why_not_confirmed = (f"{len(noisy)} of its {len(change.after.runs)} runs after were measured under "
+                                    f"noise (other processes' CPU or steal): {quiet} quiet, "
+                                    f"{thresholds.confirm_runs} needed")
+
+
+def _failures(every: list[dict[str, Any]], valid: list[dict[str, Any]], thresholds: Thresholds,
+              metric) -> list[dict[str, Any]]:
+    """Runs among the series' last ``recent_runs`` that timed out or failed validation after a good
+    history (at least ``min_baseline_runs`` valid runs with a value before them): each one alerts.
+    A timeout is a step of at least the statement timeout; an INVALID run has no value at all."""
+    import statistics as _stats
+
+    out = []
+    for position, row in enumerate(every):
+        if position < len(every) - thresholds.recent_runs:
+            continue
+        good = [r["value"] for r in valid if r["run_time"] < row["run_time"] and r["value"] == r["value"]
+                and r["value"] is not None]
+        if len(good) < thresholds.min_baseline_runs:
+            continue
+        kinds = (["timeout"] if row.get("n_timeout") else []) + \
+            (["invalid"] if not row["valid"] and row.get("validated") else [])
+        baseline = _stats.median(good[-thresholds.baseline_runs:]) if kinds else None
+        for kind in kinds:
+            what = (f"{int(row['n_timeout'])} of {int(row['n'])} executions timed out (a step of at least the "
+                    f"statement timeout) after {len(good)} good runs at median {baseline:.6g} {metric.unit}"
+                    if kind == "timeout" else
+                    f"the run failed its study's validation after {len(good)} good runs: its figures are not compared")
+            out.append(_failure(kind, position, row, what, baseline))
+    return out
+
+
+def _failure(kind: str, position: int, row: dict[str, Any], what: str, baseline: float) -> dict[str, Any]:
+    return {"kind": kind, "run_id": row["run_id"], "dag_id": row["dag_id"], "run_time": _plain(row["run_time"]),
+            "index": position, "effect_pct": None, "interval_words": what, "interval": None, "pvalue": None,
+            "events": [], "blame": [], "variables_changed": {}, "host_changed": {}, "plan_changed": False,
+            "before_median": baseline, "after_median": _plain(row["value"]), "valid": bool(row["valid"])}

@@ -2,10 +2,12 @@
 
 A series is what must stay comparable from run to run: the study, the unit (a query, a sysbench
 test, a TPC-C driver), the point's settings (cache, knobs, swept params), the target's name and
-flavor, the dataset and the host. What may change under a series without making a new one is an
-*event* on it: the server version (an upgrade), the package commit, the server's configuration
-(the variables snapshot the measuring session saw), the study spec, and the plan. So an upgrade
-that slows a query shows as a step in one series, at the upgrade.
+flavor, the dataset and the machine (its host name, CPU model and architecture). What may change
+under a series without making a new one is an *event* on it: the server version (an upgrade), the
+package commit, the server's configuration (the variables snapshot the measuring session saw), the
+study spec, the plan, and the host's state (kernel, memory, disks and their I/O schedulers, CPU
+governor: the rest of the host facts). So an upgrade, or a kernel update, that slows a query shows
+as a step in one series, at that event, instead of starting a new series with no baseline.
 
 A run's value is the median of its ok executions' primary metric (the study's own gate decided
 which runs count: runs whose validation failed are left out, and said so). Runs are ordered by
@@ -30,7 +32,8 @@ from mysqlbench.workloads.base import Metric
 
 log = logging.getLogger(__name__)
 
-KEY = ["study", "subject", "setting", "target", "flavor", "dataset_id", "host_hash"]
+KEY = ["study", "subject", "setting", "target", "flavor", "dataset_id", "machine"]
+MACHINE_FACTS = ("hostname", "cpu_model", "machine")  # what the machine is; every other host fact is its state
 # lineage that may change inside a series: each change is an event at the run it first appears in
 EVENTS = {
     "server_version": "server version",
@@ -38,6 +41,7 @@ EVENTS = {
     "variables_hash": "server configuration",
     "spec_hash": "study spec",
     "plan_hash": "plan",
+    "host_hash": "host state",
 }
 STUDY_SUITE_TASK = "validate"  # the study DAG's gate; its validation row says whether a run counts
 
@@ -69,10 +73,42 @@ def _valid_runs(conn, studies: list[str]) -> dict[tuple[str, str], bool]:
     return verdict
 
 
-def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]]]:
+def _machines(store: ResultsStore, host_hashes) -> dict[str, str]:
+    """Each host hash's machine (``MACHINE_FACTS`` from its kept facts), as one canonical string."""
+    out = {}
+    for key in host_hashes:
+        facts = store.host_facts(key)
+        if facts is not None:
+            out[key] = json.dumps({k: facts.get(k) for k in MACHINE_FACTS}, sort_keys=True)
+    return out
+
+
+def _noise(store: ResultsStore, studies: list[str]) -> pd.DataFrame:
+    """Per execution, whether it was measured under noise: other processes' CPU or the hypervisor's
+    steal over the window above the study report's thresholds (absent figures mark nothing)."""
+    from mysqlbench.studies.analysis import NOISE_OTHER_CPU_PCT, NOISE_STEAL_PCT
+
+    key = ["dag_id", "run_id", "point", "subject", "repetition"]
+    with store.engine.connect() as conn:
+        rows = [dict(r._mapping) for r in conn.execute(
+            sa.select(*[samples.c[c] for c in key], samples.c.metric, samples.c.value)
+            .where(samples.c.kind == SampleKind.OS.value, samples.c.study.in_(studies),
+                   samples.c.metric.in_(["os_other_cpu_pct", "os_steal_pct"]), last_try(samples)))]
+    if not rows:
+        return pd.DataFrame()
+    wide = pd.DataFrame(rows).pivot_table(index=key, columns="metric", values="value", aggfunc="first")
+    other = wide.get("os_other_cpu_pct", pd.Series(float("nan"), index=wide.index))
+    steal = wide.get("os_steal_pct", pd.Series(float("nan"), index=wide.index))
+    out = pd.DataFrame({"noisy": (other > NOISE_OTHER_CPU_PCT) | (steal > NOISE_STEAL_PCT), "other_cpu_pct": other})
+    return out.reset_index()
+
+
+def executions(store: ResultsStore, studies: list[str], include_invalid: bool = False
+               ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]]]:
     """Every recorded execution of the studies' primary metrics (one row each, with the run's
-    lineage and the point's settings), every recorded plan hash, and the runs left out (no
-    validation yet, or INVALID) with why."""
+    lineage, the point's settings, the machine and whether it was measured under noise), every
+    recorded plan hash, and the runs left out (no validation yet, or INVALID) with why. With
+    ``include_invalid`` those runs' executions are in the frame too (``valid`` False)."""
     metrics = {}
     for study in studies:
         try:
@@ -104,8 +140,21 @@ def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, p
             keep.add((dag_id, run_id))
         else:
             left_out.append({"dag_id": dag_id, "run_id": run_id, "run_time": started.isoformat(),
-                             "why": "validation failed (INVALID run)" if state is False else "not validated"})
-    frame = frame[[(d, r) in keep for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]].copy()
+                             "why": "validation failed (INVALID run)" if state is False else "not validated",
+                             "invalid": state is False})
+    frame["valid"] = [(d, r) in keep for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]
+    frame["validated"] = [(d, r) in verdict for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]
+    if not include_invalid:
+        frame = frame[frame["valid"]].copy()
+    frame["machine"] = frame["host_hash"].map(_machines(store, frame["host_hash"].dropna().unique()))
+    frame["machine"] = frame["machine"].fillna("host " + frame["host_hash"].fillna("?"))
+    noise = _noise(store, studies)
+    if noise.empty:
+        frame["noisy"], frame["other_cpu_pct"] = False, float("nan")
+    else:
+        frame["repetition"] = frame["repetition"].astype(float)
+        noise["repetition"] = noise["repetition"].astype(float)
+        frame = frame.merge(noise, on=["dag_id", "run_id", "point", "subject", "repetition"], how="left")
     meta = frame["metadata"].map(_meta)
     frame["setting"] = meta.map(_setting)
     frame["target"] = meta.map(lambda m: m.get("target") or "")
@@ -121,18 +170,24 @@ def executions(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, p
     return frame, plans, left_out
 
 
-def history(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def history(store: ResultsStore, studies: list[str], include_invalid: bool = False
+            ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One row per (series, run): the series key and id, the run's value (median of its ok
-    executions; NaN when none was ok), how many executions were ok and recorded, the run's
-    time and lineage, the plan hash, and the events at that run (what changed since the series'
-    previous run). Sorted by series, then time."""
-    frame, plans, left_out = executions(store, studies)
+    executions; NaN when none was ok), how many executions were ok, timed out, measured under
+    noise and recorded, the run's time and lineage, the plan hash, and the events at that run
+    (what changed since the series' previous valid run). Sorted by series, then time. With
+    ``include_invalid``, INVALID runs are rows too (``valid`` False; no events of their own)."""
+    frame, plans, left_out = executions(store, studies, include_invalid)
     if frame.empty:
         return pd.DataFrame(), left_out
     frame["ok_value"] = frame["value"].where(frame["status"] == "ok")
-    lineage = ["server_version", "package_version", "variables_hash", "spec_hash"]
+    frame["timed_out"] = frame["status"] == "timeout"
+    frame["noisy"] = frame["noisy"].astype("boolean").fillna(False).astype(bool)
+    lineage = ["server_version", "package_version", "variables_hash", "spec_hash", "host_hash", "valid", "validated"]
     grouped = frame.groupby(KEY + ["dag_id", "run_id"], dropna=False, sort=False)
     runs = grouped.agg(value=("ok_value", "median"), n_ok=("ok_value", "count"), n=("status", "size"),
+                       n_timeout=("timed_out", "sum"), n_noisy=("noisy", "sum"),
+                       other_cpu_pct=("other_cpu_pct", "median"),
                        q1=("ok_value", lambda s: s.quantile(0.25)), q3=("ok_value", lambda s: s.quantile(0.75)),
                        run_time=("recorded_at", "min"), metric=("metric", "first"), point=("label_point", "first"),
                        raw_point=("point", "first"), statuses=("status", lambda s: ",".join(sorted(set(s)))),
@@ -147,15 +202,21 @@ def history(store: ResultsStore, studies: list[str]) -> tuple[pd.DataFrame, list
         runs["plan_hash"] = None
     runs["series_id"] = runs[KEY].apply(lambda row: stable_hash(list(row)), axis=1)
     runs = runs.sort_values(["series_id", "run_time", "run_id"]).reset_index(drop=True)
+    # a run measured under noise: most of its executions were
+    runs["noisy"] = runs["n_noisy"] > runs["n"] / 2
     runs["events"] = _events(runs)
     return runs, left_out
 
 
 def _events(runs: pd.DataFrame) -> list[list[dict[str, Any]]]:
-    """What changed at each run since the series' previous run (none at a series' first run)."""
+    """What changed at each valid run since the series' previous valid run (none at a series'
+    first run, nor at an INVALID one)."""
     out: list[list[dict[str, Any]]] = []
     previous: dict[str, Any] = {}
     for row in runs.to_dict(orient="records"):
+        if not row.get("valid", True):
+            out.append([])
+            continue
         before = previous.get(row["series_id"])
         events = []
         if before is not None:
@@ -190,6 +251,49 @@ def sides_differences(before: list[dict[str, Any]], after: list[dict[str, Any]])
 def _same(old: Any, new: Any) -> bool:
     missing = old is None or (isinstance(old, float) and old != old), new is None or (isinstance(new, float) and new != new)
     return all(missing) if any(missing) else old == new
+
+
+def host_changes(store: ResultsStore, before_hash: str | None, after_hash: str | None) -> dict[str, Any]:
+    """Which host facts differ between two host snapshots (fact: [before, after]; a disk's facts
+    as ``disks.NAME.fact``); a snapshot the store does not hold is said so."""
+    if not before_hash or not after_hash or before_hash == after_hash:
+        return {}
+    old, new = store.host_facts(before_hash), store.host_facts(after_hash)
+    if old is None or new is None:
+        return {"(unknown)": "a host snapshot is not in the store"}
+    old, new = _flat(old), _flat(new)
+    return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)}
+
+
+def _flat(facts: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in facts.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{name}."))
+        elif isinstance(value, list) and all(isinstance(v, dict) and "name" in v for v in value):
+            for item in value:
+                out.update(_flat({k: v for k, v in item.items() if k != "name"}, f"{name}.{item['name']}."))
+        else:
+            out[name] = value
+    return out
+
+
+def validation_failures(store: ResultsStore, dag_id: str, run_id: str) -> list[str]:
+    """The checks a run's study validation failed (its gate's last try), in words."""
+    with store.engine.connect() as conn:
+        texts = conn.execute(sa.select(validations.c.failures).where(
+            validations.c.dag_id == dag_id, validations.c.run_id == run_id,
+            validations.c.task_id == STUDY_SUITE_TASK, last_try(validations))).scalars().all()
+    out = []
+    for text in texts:
+        for failure in json.loads(text or "[]"):
+            words = failure.get("check") or failure.get("expectation") or "?"
+            if failure.get("where"):
+                words += f" ({failure['where']})"
+            if words not in out:
+                out.append(words)
+    return out
 
 
 def variable_changes(store: ResultsStore, before_hash: str | None, after_hash: str | None) -> dict[str, Any]:

@@ -37,6 +37,10 @@ def _svg(series: dict[str, Any]) -> str:
     errors = [[max(0.0, (r["iqr"] or 0) / 2) for r in runs]] * 2
     ax.errorbar(xs, ys, yerr=errors, fmt="o-", markersize=4, linewidth=1, color="#4c72b0", ecolor="#9bb0d3",
                 capsize=2, label="run median (bar: interquartile range)")
+    noisy = [r for r in runs if r.get("noisy")]
+    if noisy:
+        ax.plot([r["position"] for r in noisy], [r["value"] for r in noisy], "x", color="#888", markersize=8,
+                label="measured under noise (other processes' CPU)", gid=f"noisy-{series['series_id']}")
     for change in series["changes"]:
         cut = change["index"] - 0.5
         color = "#c44e52" if change["regression"] else "#55a868"
@@ -78,14 +82,21 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _events_text(events: list[dict[str, Any]], variables: dict[str, Any] | None = None) -> str:
-    """What changed at a run in words; a configuration change names the variables that differ."""
+def _changes_text(changes: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {change[0]} -> {change[1]}" if isinstance(change, list) else f"{name}: {change}"
+                     for name, change in changes.items())
+
+
+def _events_text(events: list[dict[str, Any]], variables: dict[str, Any] | None = None,
+                 host: dict[str, Any] | None = None) -> str:
+    """What changed at a run in words; a configuration change names the variables that differ, a
+    host change the host facts."""
     parts = []
     for e in events:
         if e["field"] == "variables_hash" and variables:
-            parts.append("server configuration: " + ", ".join(
-                f"{name} {change[0]} -> {change[1]}" if isinstance(change, list) else f"{name}: {change}"
-                for name, change in variables.items()))
+            parts.append("server configuration: " + _changes_text(variables))
+        elif e["field"] == "host_hash" and host:
+            parts.append("at a host change: " + _changes_text(host))
         else:
             parts.append(f"{e['event']}: {e['before']} -> {e['after']}")
     return "; ".join(parts) or "none"
@@ -105,20 +116,26 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
             f"{esc(json.dumps(analysis['thresholds']))}.</p>"]
     if alerts:
         body.append(f"<h2 style='color:#b00'>{len(alerts)} confirmed regression(s)</h2>")
-        body.append(_table([{**a, "blame": _events_text(a.get("blame", []), a["variables_changed"])} for a in alerts],
-                           ["label", "metric", "run_id", "run_time", "before_median", "after_median", "effect_pct",
-                            "interval_words", "pvalue", "blame", "variables_changed", "plan_changed"]))
+        body.append(_table([{**a, "blame": _events_text(a.get("blame", []), a["variables_changed"],
+                                                        a.get("host_changed"))} for a in alerts],
+                           ["label", "kind", "metric", "run_id", "run_time", "before_median", "after_median",
+                            "effect_pct", "interval_words", "pvalue", "blame", "variables_changed", "plan_changed"]))
     else:
         body.append("<h2>No confirmed regression</h2>")
     if analysis["plan_changes"]:
         body.append("<h2>Plan changes (same query and settings)</h2>")
         body.append(_table(analysis["plan_changes"], ["label", "run_id", "run_time", "before", "after",
                                                        "value_before", "value_after"]))
-    charted = [s for s in analysis["series"] if s["changes"] or any(r["events"] for r in s["runs"])]
+    charted = [s for s in analysis["series"]
+               if s["changes"] or s.get("failures") or any(r["events"] for r in s["runs"])]
     for series in charted:
         body.append(f"<h2 id='series-{esc(series['series_id'])}'>{esc(series['label'])}</h2>")
         body.append(f"<div class='chart'>{_svg(series)}</div>")
         body.append(f"<p>{esc(series['readiness']['words'])}.</p>")
+        for failure in series.get("failures", []):
+            failed = f" Failed: {', '.join(failure['failures'])}." if failure.get("failures") else ""
+            body.append(f"<h3>REGRESSION ({esc(failure['kind'])}) at run {esc(failure['run_id'])}</h3>"
+                        f"<p>{esc(failure['interval_words'])}.{esc(failed)}</p>")
         for change in series["changes"]:
             state = ("REGRESSION" if change["regression"] else "improvement") + \
                 ("" if change["confirmed"] else f" (not confirmed: {change['why_not_confirmed']})")
@@ -128,12 +145,14 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
             body.append(f"<p>Effect with its interval (one value per run on each side, unpaired): "
                         f"{esc(change.get('interval_words', 'no interval'))}.</p>")
             body.append("<p>Differs between the runs before and the runs after (what the step can be blamed on): "
-                        f"{esc(_events_text(change.get('blame', []), change['variables_changed']))}. Changed at this "
+                        f"{esc(_events_text(change.get('blame', []), change['variables_changed'], change.get('host_changed')))}. Changed at this "
                         f"run: {esc(_events_text(change['events']))}.</p>")
             if change["variables_changed"]:
                 body.append("<p>Server variables that differ: " + esc(json.dumps(change["variables_changed"])) + "</p>")
-            columns = ["position", "run_id", "run_time", "value", "iqr", "n_ok", "server_version", "package_version",
-                       "variables_hash", "spec_hash", "plan_hash"]
+            if change.get("host_changed"):
+                body.append("<p>Host facts that differ: " + esc(json.dumps(change["host_changed"])) + "</p>")
+            columns = ["position", "run_id", "run_time", "value", "iqr", "n_ok", "noisy", "server_version",
+                       "package_version", "variables_hash", "spec_hash", "plan_hash", "host_hash"]
             body.append("<p>Runs before:</p>" + _table(change["runs_before"], columns))
             body.append("<p>Runs after:</p>" + _table(change["runs_after"], columns))
     quiet = [s for s in analysis["series"] if s not in charted]
@@ -159,8 +178,12 @@ def summary_text(analysis: dict[str, Any]) -> str:
         return f"no confirmed regression in {len(analysis['series'])} series of {', '.join(analysis['studies'])}"
     lines = [f"{len(alerts)} confirmed regression(s):"]
     for a in alerts:
+        if a.get("kind", "change") != "change":  # a timeout or an INVALID run after a good history
+            failed = f" (failed: {', '.join(a['failures'])})" if a.get("failures") else ""
+            lines.append(f"- {a['label']}: {a['kind']} at run {a['run_id']}: {a['interval_words']}{failed}")
+            continue
         lines.append(f"- {a['label']}: {a['metric']} {a['before_median']:.6g} -> {a['after_median']:.6g} {a['unit']} "
                      f"({a['effect_pct']:+.1f}%; {a.get('interval_words', 'no interval')}) from run {a['run_id']}; "
                      "differs between the runs before and after: "
-                     f"{_events_text(a.get('blame', []), a['variables_changed'])}")
+                     f"{_events_text(a.get('blame', []), a['variables_changed'], a.get('host_changed'))}")
     return "\n".join(lines)

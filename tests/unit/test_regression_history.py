@@ -1,0 +1,135 @@
+"""Issue 23 item 4, nothing falls through: the analysis over a real results store (SQLite) holding
+recorded runs, written as the study tasks write them (samples, OS figures, the gate's validation,
+host snapshots). A host change is an event on the series, not a new series; a timeout or an
+INVALID run after a good history alerts; a step seen only in runs measured under noise is not
+confirmed by them."""
+
+from __future__ import annotations
+
+import pytest
+
+from mysqlbench.regression.analyse import analyse
+from mysqlbench.regression.detect import Thresholds
+from mysqlbench.regression.report import summary_text
+from mysqlbench.results.lineage import Lineage
+from mysqlbench.results.store import ResultsStore, Sample, Validation
+
+pytestmark = pytest.mark.unit
+
+FACTS = {"hostname": "bench1", "cpu_model": "Xeon", "machine": "x86_64", "kernel": "Linux 6.1.0",
+         "mem_total_bytes": 24 << 30, "cpu_governor": "performance",
+         "disks": [{"name": "sda", "scheduler": "mq-deadline", "rotational": False}]}
+POINT = "cache=warm"
+META = {"target": "mysqlbench_demo", "cache": "warm", "knobs": {}, "swept": {}}
+
+
+class History:
+    def __init__(self, tmp_path):
+        self.store = ResultsStore(f"sqlite:///{tmp_path / 'results.db'}")
+        self.n = 0
+
+    def run(self, value: float, *, facts=FACTS, timeouts: int = 0, valid: bool = True, other_cpu: float = 1.0):
+        """One tpch_power run of q08: three executions (``timeouts`` of them timed out), their OS
+        figures, and the gate's verdict."""
+        self.n += 1
+        run_id = f"scheduled__{self.n:03d}"
+        host = self.store.keep_host_facts(facts)
+        base = dict(study="tpch_power", dag_id="tpch_power", run_id=run_id, map_index=0, try_number=1,
+                    spec_hash="spec", package_version="abc", server_flavor="mariadb", server_version="10.11.19",
+                    variables_hash="vars", host_hash=host, dataset_id="tpch-sf0.01")
+        rows = []
+        for repetition in range(3):
+            timed_out = repetition < timeouts
+            rows.append(Sample("client_seconds", None if timed_out else value * (1 + 0.01 * repetition), "s",
+                               status="timeout" if timed_out else "ok", kind="metric", point=POINT, subject="q08",
+                               repetition=repetition, metadata=META))
+            rows.append(Sample("os_other_cpu_pct", other_cpu, "pct", kind="os", point=POINT, subject="q08",
+                               repetition=repetition, metadata=META))
+        self.store.record(Lineage(task_id="measure_point", **base), rows)
+        failures = [] if valid else [{"check": "no timeouts", "expectation": "expect_column_values_to_be_in_set",
+                                      "where": "q08"}]
+        self.store.record(Lineage(task_id="validate", map_index=-1, **{k: v for k, v in base.items()
+                                                                       if k != "map_index"}),
+                          [], [Validation("study", valid, {}, failures)])
+        return run_id
+
+
+def _analyse(history):
+    return analyse(history.store, ["tpch_power"], Thresholds())
+
+
+def test_a_host_change_is_an_event_on_the_series_and_the_step_is_blamed_on_it(tmp_path):
+    """A kernel update and another I/O scheduler on the same machine: the runs after stay in the
+    series (the machine is its key, the host state an event), so the 10x step alerts, at a host
+    change, naming the facts that differ."""
+    history = History(tmp_path)
+    for _ in range(8):
+        history.run(0.020)
+    updated = {**FACTS, "kernel": "Linux 6.5.0", "disks": [{"name": "sda", "scheduler": "none", "rotational": False}]}
+    at = history.run(0.200, facts=updated)
+    for _ in range(3):
+        history.run(0.200, facts=updated)
+    result = _analyse(history)
+    [series] = result["series"]
+    assert len(series["runs"]) == 12 and series["runs"][8]["events"][0]["event"] == "host state"
+    [alert] = result["alerts"]
+    assert alert["run_id"] == at and alert["kind"] == "change"
+    assert alert["host_changed"] == {"disks.sda.scheduler": ["mq-deadline", "none"],
+                                     "kernel": ["Linux 6.1.0", "Linux 6.5.0"]}
+    assert "at a host change: disks.sda.scheduler mq-deadline -> none, kernel Linux 6.1.0 -> Linux 6.5.0" \
+        in summary_text(result)
+
+
+def test_another_machine_is_another_series(tmp_path):
+    history = History(tmp_path)
+    for _ in range(6):
+        history.run(0.020)
+    for _ in range(4):
+        history.run(0.200, facts={**FACTS, "hostname": "bench2"})
+    result = _analyse(history)
+    assert len(result["series"]) == 2 and not result["alerts"]
+
+
+def test_a_timeout_after_a_good_history_alerts(tmp_path):
+    """q08 timed out in two of three executions and the run failed its gate: that is the worst
+    regression, not a run to leave out. One alert for the timed-out series, one for the INVALID
+    run with what failed."""
+    history = History(tmp_path)
+    for _ in range(6):
+        history.run(0.020)
+    bad = history.run(0.020, timeouts=2, valid=False)
+    result = _analyse(history)
+    kinds = {(a["kind"], a["run_id"]) for a in result["alerts"]}
+    assert kinds == {("timeout", bad), ("invalid", bad)}
+    timeout = next(a for a in result["alerts"] if a["kind"] == "timeout")
+    assert "2 of 3 executions timed out" in timeout["interval_words"] and timeout["before_median"] == pytest.approx(0.0202)
+    invalid = next(a for a in result["alerts"] if a["kind"] == "invalid")
+    assert invalid["failures"] == ["no timeouts (q08)"] and "tpch_power run" in invalid["label"]
+    assert f"timeout at run {bad}" in summary_text(result)
+
+
+def test_a_failed_run_without_a_good_history_does_not_alert(tmp_path):
+    history = History(tmp_path)
+    for _ in range(2):
+        history.run(0.020)
+    history.run(0.020, timeouts=3, valid=False)
+    assert not _analyse(history)["alerts"]
+
+
+def test_a_step_seen_only_under_noise_is_not_confirmed_by_it(tmp_path):
+    """The same 3x step twice: measured while other processes took the CPU, it is reported but
+    not confirmed; measured in quiet, it alerts."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    noisy, quiet = History(tmp_path / "a"), History(tmp_path / "b")
+    for history in (noisy, quiet):
+        for _ in range(8):
+            history.run(0.020)
+    for _ in range(4):
+        noisy.run(0.060, other_cpu=65.0)
+        quiet.run(0.060)
+    result = _analyse(noisy)
+    [change] = result["series"][0]["changes"]
+    assert not result["alerts"] and not change["confirmed"] and "measured under noise" in change["why_not_confirmed"]
+    assert all(r["noisy"] for r in result["series"][0]["runs"][8:])
+    assert [a["kind"] for a in _analyse(quiet)["alerts"]] == ["change"]
