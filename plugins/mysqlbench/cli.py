@@ -258,26 +258,45 @@ def history_export(studies: list[str], since: str | None) -> dict:
     its time, value and lineage events: what the regression analysis reads, as data."""
     import pandas as pd
 
-    from mysqlbench.regression.history import KEY, history
+    from mysqlbench.regression.history import KEY, history, host_changes, primary_metric, series_labels, variable_changes
     from mysqlbench.results.store import ResultsStore
 
     store = ResultsStore.from_airflow()
     runs, left_out = history(store, studies)
+    units = {study: primary_metric(study).unit for study in studies}
+
+    def said(event: dict) -> dict:
+        """An event with what changed by name: the server variables, or the host facts."""
+        if event["field"] == "variables_hash":
+            return {**event, "changed": variable_changes(store, event["before"], event["after"])}
+        if event["field"] == "host_hash":
+            return {**event, "changed": host_changes(store, event["before"], event["after"])}
+        return event
     if since:
         start = pd.Timestamp(since)
         start = start.tz_localize("UTC") if start.tzinfo is None else start
         runs = runs[runs["run_time"] >= start] if not runs.empty else runs
         left_out = [r for r in left_out if pd.Timestamp(r["run_time"]) >= start]
     series = []
+    firsts = runs.drop_duplicates("series_id") if not runs.empty else runs
+    labels = dict(zip(firsts["series_id"], series_labels(firsts[KEY].to_dict(orient="records")), strict=True)) \
+        if not runs.empty else {}
+
+    def number(value):
+        return None if pd.isna(value) else float(value)
+
     for series_id, group in (runs.groupby("series_id", sort=False) if not runs.empty else []):
         first = group.iloc[0]
         series.append({
-            "series_id": series_id, "label": f"{first['study']} {first['subject']} [{first['point']}] on "
-                                             f"{first['target']} ({first['flavor']})",
-            "metric": first["metric"], "key": {k: first[k] for k in KEY},
-            "values": [None if pd.isna(v) else float(v) for v in group["value"]],
-            "runs": [{"run_id": r.run_id, "run_time": r.run_time.isoformat(), "n_ok": int(r.n_ok),
-                      "events": r.events} for r in group.itertuples()]})
+            "series_id": series_id, "label": labels[series_id],
+            "metric": first["metric"], "unit": units[first["study"]], "key": {k: first[k] for k in KEY},
+            "values": [number(v) for v in group["value"]],
+            # per run: its median, the spread of its ok executions (interquartile range) and how many
+            "runs": [{"run_id": r.run_id, "run_time": r.run_time.isoformat(), "value": number(r.value),
+                      "iqr": number(r.iqr), "n_ok": int(r.n_ok), "n": int(r.n), "noisy": bool(r.noisy),
+                      "package_version": r.package_version, "server_version": r.server_version,
+                      "plan_hash": r.plan_hash if isinstance(r.plan_hash, str) else None,
+                      "events": [said(e) for e in r.events]} for r in group.itertuples()]})
     return {"results_store": store.describe(), "studies": studies, "series": series, "left_out": left_out}
 
 

@@ -28,23 +28,26 @@ class History:
         self.store = ResultsStore(f"sqlite:///{tmp_path / 'results.db'}")
         self.n = 0
 
-    def run(self, value: float, *, facts=FACTS, timeouts: int = 0, valid: bool = True, other_cpu: float = 1.0):
+    def run(self, value: float, *, facts=FACTS, timeouts: int = 0, valid: bool = True, other_cpu: float = 1.0,
+            knobs=None, variables=None):
         """One tpch_power run of q08: three executions (``timeouts`` of them timed out), their OS
         figures, and the gate's verdict."""
         self.n += 1
         run_id = f"scheduled__{self.n:03d}"
         host = self.store.keep_host_facts(facts)
+        config = self.store.keep_server_snapshot("mariadb", "10.11.19", variables or {"optimizer_search_depth": "62"})
+        meta = {**META, "knobs": knobs or {}}
         base = dict(study="tpch_power", dag_id="tpch_power", run_id=run_id, map_index=0, try_number=1,
                     spec_hash="spec", package_version="abc", server_flavor="mariadb", server_version="10.11.19",
-                    variables_hash="vars", host_hash=host, dataset_id="tpch-sf0.01")
+                    variables_hash=config, host_hash=host, dataset_id="tpch-sf0.01")
         rows = []
         for repetition in range(3):
             timed_out = repetition < timeouts
             rows.append(Sample("client_seconds", None if timed_out else value * (1 + 0.01 * repetition), "s",
                                status="timeout" if timed_out else "ok", kind="metric", point=POINT, subject="q08",
-                               repetition=repetition, metadata=META))
+                               repetition=repetition, metadata=meta))
             rows.append(Sample("os_other_cpu_pct", other_cpu, "pct", kind="os", point=POINT, subject="q08",
-                               repetition=repetition, metadata=META))
+                               repetition=repetition, metadata=meta))
         self.store.record(Lineage(task_id="measure_point", **base), rows)
         failures = [] if valid else [{"check": "no timeouts", "expectation": "expect_column_values_to_be_in_set",
                                       "where": "q08"}]
@@ -133,3 +136,68 @@ def test_a_step_seen_only_under_noise_is_not_confirmed_by_it(tmp_path):
     assert not result["alerts"] and not change["confirmed"] and "measured under noise" in change["why_not_confirmed"]
     assert all(r["noisy"] for r in result["series"][0]["runs"][8:])
     assert [a["kind"] for a in _analyse(quiet)["alerts"]] == ["change"]
+
+
+def test_history_says_unit_spread_and_what_changed_by_name_and_labels_never_collide(tmp_path, monkeypatch):
+    """Issue 23 item 7: `bin/mysqlbench history` lacked the unit, each run's spread and the changed
+    variables by name, and series at a 4G and a 256M buffer pool read alike."""
+    from mysqlbench import cli
+    from mysqlbench.results import store as store_module
+
+    history = History(tmp_path)
+    for size in ("4G", "256M"):
+        history.run(0.020, knobs={"buffer_pool_size": size})
+    history.run(0.021, knobs={"buffer_pool_size": "4G"}, variables={"optimizer_search_depth": "1"})
+    monkeypatch.setattr(store_module.ResultsStore, "from_airflow", classmethod(lambda cls: history.store))
+    out = cli.history_export(["tpch_power"], None)
+    labels = sorted(s["label"] for s in out["series"])
+    assert labels == ["tpch_power q08 [cache=warm buffer_pool_size=256M] on mysqlbench_demo (mariadb)",
+                      "tpch_power q08 [cache=warm buffer_pool_size=4G] on mysqlbench_demo (mariadb)"]
+    big = next(s for s in out["series"] if "4G" in s["label"])
+    assert big["unit"] == "s" and [r["n_ok"] for r in big["runs"]] == [3, 3]
+    assert big["runs"][0]["iqr"] == pytest.approx(0.0002)  # 0.020, 0.0202, 0.0204
+    [event] = big["runs"][1]["events"]
+    assert event["event"] == "server configuration" and event["changed"] == {"optimizer_search_depth": ["62", "1"]}
+
+
+def test_labels_tell_apart_what_the_setting_does_not(tmp_path):
+    from mysqlbench.regression.history import series_labels
+
+    key = {"study": "s", "subject": "q", "setting": '{"cache": "warm", "knobs": {}, "swept": {}}', "target": "t",
+           "flavor": "mariadb", "dataset_id": "d1", "machine": '{"hostname": "a"}'}
+    assert series_labels([key, {**key, "dataset_id": "d2"}, {**key, "machine": '{"hostname": "b"}'}]) == [
+        "s q [cache=warm] on t (mariadb), dataset d1, host a", "s q [cache=warm] on t (mariadb), dataset d2, host a",
+        "s q [cache=warm] on t (mariadb), dataset d1, host b"]
+
+
+def test_an_uncommitted_edit_is_named_by_its_diff(tmp_path, monkeypatch):
+    """A bare "-dirty" made every uncommitted edit one version: two different edits measured one
+    after the other showed no event, and the same edit measured twice... was the same."""
+    import subprocess
+
+    from mysqlbench import paths
+    from mysqlbench.results import lineage
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "f.py").write_text("a = 1\n")
+    git("add", "f.py")
+    git("commit", "-qm", "one")
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+
+    def version():
+        lineage.package_version.cache_clear()
+        return lineage.package_version()
+
+    clean = version()
+    (tmp_path / "f.py").write_text("a = 2\n")
+    first = version()
+    (tmp_path / "f.py").write_text("a = 3\n")
+    second = version()
+    (tmp_path / "f.py").write_text("a = 2\n")
+    assert first.startswith(f"{clean}-dirty-") and second.startswith(f"{clean}-dirty-") and first != second
+    assert version() == first
+    lineage.package_version.cache_clear()

@@ -17,8 +17,16 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench.regression.detect import Thresholds, change_points, readiness
-from mysqlbench.regression.history import (KEY, history, host_changes, primary_metric, sides_differences,
-                                           validation_failures, variable_changes)
+from mysqlbench.regression.history import (
+    KEY,
+    history,
+    host_changes,
+    primary_metric,
+    series_labels,
+    sides_differences,
+    validation_failures,
+    variable_changes,
+)
 from mysqlbench.results.store import ResultsStore
 
 LINEAGE = ["dag_id", "run_id", "server_version", "package_version", "variables_hash", "spec_hash", "plan_hash",
@@ -43,10 +51,6 @@ def _run_record(position: int, row: dict[str, Any]) -> dict[str, Any]:
             "events": row["events"], **{c: _plain(row.get(c)) for c in LINEAGE}}
 
 
-def _label(row: dict[str, Any]) -> str:
-    return f"{row['study']} {row['subject']} [{row['point']}] on {row['target']} ({row['flavor']})"
-
-
 def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> dict[str, Any]:
     """The analysis as plain data (the regression report's JSON): ``series`` (each with its runs,
     changes and events), ``alerts`` (confirmed, recent regressions), ``plan_changes``, and the
@@ -60,6 +64,8 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
         return out
     out["runs_analysed"] = int(runs[runs["valid"]][["dag_id", "run_id"]].drop_duplicates().shape[0])
     invalid_alerted: set[tuple[str, str]] = set()
+    firsts = runs.drop_duplicates("series_id")
+    labels = dict(zip(firsts["series_id"], series_labels(firsts[KEY].to_dict(orient="records")), strict=True))
     for series_id, group in runs.groupby("series_id", sort=False):
         every = group.sort_values(["run_time", "run_id"]).to_dict(orient="records")
         rows = [r for r in every if r["valid"]]
@@ -89,7 +95,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
                 "runs_after": [records[i] for i in change.after.runs],
             }
             changes.append(record)
-        series = {"series_id": series_id, "label": _label(first), "key": {k: _plain(first[k]) for k in KEY},
+        series = {"series_id": series_id, "label": labels[series_id], "key": {k: _plain(first[k]) for k in KEY},
                   "metric": metric.name, "unit": metric.unit, "better": metric.better.value,
                   "runs": records, "changes": changes, "readiness": readiness(values, found, thresholds)}
         out["series"].append(series)

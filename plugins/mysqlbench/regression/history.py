@@ -64,6 +64,36 @@ def _setting(meta: dict[str, Any]) -> str:
                       sort_keys=True, default=str)
 
 
+def setting_words(setting: str) -> str:
+    """A series' setting (``_setting``'s JSON) in words: cache, then every knob and swept value,
+    so two series at other fixed knobs (a 4G and a 256M buffer pool) never read alike."""
+    data = json.loads(setting)
+    parts = [f"cache={data.get('cache')}"] if data.get("cache") else []
+    parts += [f"{k}={v}" for k, v in sorted({**(data.get("knobs") or {}), **(data.get("swept") or {})}.items())]
+    return " ".join(parts) or "(base)"
+
+
+def series_labels(keys: list[dict[str, Any]]) -> list[str]:
+    """Each series' label: study, unit, setting, target and flavor; where two would still read
+    alike, the key fields that tell them apart (dataset, machine) are added."""
+    def base(key):
+        return f"{key['study']} {key['subject']} [{setting_words(key['setting'])}] on {key['target']} ({key['flavor']})"
+
+    bases = [base(k) for k in keys]
+    labels = list(bases)
+    for i, key in enumerate(keys):
+        alike = [other for j, other in enumerate(keys) if j != i and bases[j] == bases[i]]
+        if alike:
+            extra = []
+            if any(o["dataset_id"] != key["dataset_id"] for o in alike):
+                extra.append(f"dataset {key['dataset_id']}")
+            if any(o["machine"] != key["machine"] for o in alike):
+                machine = json.loads(key["machine"]) if str(key["machine"]).startswith("{") else {}
+                extra.append(f"host {machine.get('hostname') or key['machine']}")
+            labels[i] += "".join(f", {e}" for e in extra)
+    return labels
+
+
 def _valid_runs(conn, studies: list[str]) -> dict[tuple[str, str], bool]:
     query = sa.select(validations.c.dag_id, validations.c.run_id, validations.c.success) \
         .where(validations.c.study.in_(studies), validations.c.task_id == STUDY_SUITE_TASK, last_try(validations))

@@ -144,9 +144,9 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
                         f"p = {change['pvalue']:.2g})</h3>")
             body.append(f"<p>Effect with its interval (one value per run on each side, unpaired): "
                         f"{esc(change.get('interval_words', 'no interval'))}.</p>")
+            blamed = _events_text(change.get("blame", []), change["variables_changed"], change.get("host_changed"))
             body.append("<p>Differs between the runs before and the runs after (what the step can be blamed on): "
-                        f"{esc(_events_text(change.get('blame', []), change['variables_changed'], change.get('host_changed')))}. Changed at this "
-                        f"run: {esc(_events_text(change['events']))}.</p>")
+                        f"{esc(blamed)}. Changed at this run: {esc(_events_text(change['events']))}.</p>")
             if change["variables_changed"]:
                 body.append("<p>Server variables that differ: " + esc(json.dumps(change["variables_changed"])) + "</p>")
             if change.get("host_changed"):

@@ -54,14 +54,15 @@ def server_variables(conn, scope: str = "GLOBAL") -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def package_version() -> str:
-    """The git commit of this checkout (with ``-dirty`` for uncommitted tracked changes), or the
-    package version outside a checkout."""
+    """The git commit of this checkout, or the package version outside a checkout. Uncommitted
+    changes to tracked files add ``-dirty-`` and a digest of the diff, so two different edits are
+    two versions (an event between them) and the same edit measured twice is one (none)."""
     try:
         sha = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-        return f"{sha}-dirty" if dirty else sha
+        diff = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "diff", "HEAD", "--no-ext-diff", "--binary"],
+                              capture_output=True, check=True).stdout
+        return f"{sha}-dirty-{hashlib.sha256(diff).hexdigest()[:8]}" if diff else sha
     except (OSError, subprocess.CalledProcessError):
         return __version__
 

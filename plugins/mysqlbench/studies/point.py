@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from mysqlbench import cache, knobs
-from mysqlbench.errors import MysqlbenchError, NotApplicable
+from mysqlbench.errors import NotApplicable
 from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
 from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries

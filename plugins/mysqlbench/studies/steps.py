@@ -201,11 +201,10 @@ def restore_target(data: dict[str, Any], dag_id: str | None = None, run_id: str 
     """The teardown: take the target (which replays any restore journal a point left, killed or
     not) and report what had to be undone; then store what run ``dag_id``/``run_id``'s points
     spooled (``results.spool``)."""
-    from mysqlbench.targets.journal import RestoreJournal
-    from mysqlbench.targets.lock import exclusive
-
     from mysqlbench.results.spool import STALE_S, store_spooled
     from mysqlbench.results.store import ResultsStore
+    from mysqlbench.targets.journal import RestoreJournal
+    from mysqlbench.targets.lock import exclusive
 
     spec = spec_of(data)
     workload = workload_of(spec)

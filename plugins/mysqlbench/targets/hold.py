@@ -11,8 +11,9 @@ is stale at once: a retry on the same worker need not wait out the lease. Taking
 transaction over all its rows: all of them or none.
 
 Resources: ``target:...`` names the server as it reports itself (host name, port and datadir:
-``server_identity``), whichever connection reaches it; ``host:...`` names the machine it runs on, so two targets on one host never measure at once
-(on 2 cores each would spoil the other's numbers).
+``server_identity``), whichever connection reaches it; ``host:...`` names the machine it runs
+on, so two targets on one host never measure at once (on 2 cores each would spoil the other's
+numbers).
 """
 
 from __future__ import annotations
