@@ -106,3 +106,25 @@ def test_plan_changes_are_marked_where_the_structure_differs_from_the_version_be
         ("q03", labels[2], labels[1]), ("q10", labels[1], labels[0]), ("q10", labels[2], labels[1])]
     assert changes[0]["plan_before"] == "p1" and changes[0]["plan_after"] == "p2"
     assert versions.plan_changes(None, labels) == []
+
+
+def test_a_releases_run_takes_the_scale_factor_and_queries_as_params():
+    """Issue 23: the releases DAG could only be made cheaper by editing its spec (its one param
+    was flavor). Its form and conf now take the study's scale factor and queries, defaulting to
+    the spec's, validated when the run is triggered, and the study run gets them."""
+    from airflow.sdk.definitions.param import ParamsDict
+    from airflow.sdk.exceptions import ParamValidationError
+
+    params = ParamsDict(versions.study_params(SHIPPED))
+    assert params["scale_factor"] == SHIPPED.suite[0].conf["scale_factor"] and params["queries"] is None
+    params["scale_factor"] = 0.01
+    params["queries"] = ["q03", "q08"]
+    conf = versions.study_conf(SHIPPED, {**params.dump(), "flavor": "mariadb"}, "versions_x")
+    assert conf == {**SHIPPED.suite[0].conf, "scale_factor": 0.01, "queries": ["q03", "q08"],
+                    "target_conn_id": "versions_x"}
+    assert versions.study_conf(SHIPPED, {"scale_factor": None, "queries": None}, "t")["scale_factor"] == \
+        SHIPPED.suite[0].conf["scale_factor"]  # empty: the spec's
+    for bad in ({"scale_factor": -1}, {"scale_factor": float("nan")}, {"queries": ["q3; DROP"]}, {"queries": []}):
+        name, value = next(iter(bad.items()))
+        with pytest.raises(ParamValidationError):
+            params[name] = value

@@ -145,7 +145,8 @@ def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
         max_active_runs=1,
         tags=["mysqlbench", "regression", "versions"],
         params={"flavor": Param(spec.versions.flavor, enum=["mariadb", "mysql"],
-                                description="the server line whose release current at the logical date is measured")},
+                                description="the server line whose release current at the logical date is measured"),
+                **versions.study_params(spec)},
         doc_md=f"**{spec.regression}**: {spec.description}\n\nOne `{study}` run per server version: "
                f"`airflow backfill create --dag-id {spec.regression} --from-date 2015-01-01 --to-date 2026-12-01`. "
                f"Spec: `{path}`.",

@@ -43,7 +43,7 @@ class MeasureVersionOperator(TriggerDagRunOperator):
         try:
             entry = versions.pick(flavor, when)
             provisioned = versions.provision(entry, spec.versions)
-            conf = {**spec.suite[0].conf, "target_conn_id": provisioned["conn_id"]}
+            conf = versions.study_conf(spec, context["params"], provisioned["conn_id"])
             key = versions.measured_key(study, conf, provisioned)
             what = f"{entry.id} ({provisioned['version']})"
             done = versions.already_measured(ResultsStore.from_airflow(), key)

@@ -146,6 +146,38 @@ def stand_down(name: str, conn_id: str, store=None) -> None:
 
 
 # -- already measured? -------------------------------------------------------------------------------
+# the study settings a releases DAG run may change from its trigger form or conf (a cheaper or a
+# bigger run than the spec's), each defaulting to the suite's own conf
+STUDY_PARAMS = {
+    "scale_factor": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1000,
+                     "description": "the study's TPC-H scale factor (empty: the spec's)"},
+    "queries": {"type": ["array", "null"], "items": {"type": "string", "pattern": "^q[0-9]{2}$"}, "minItems": 1,
+                "description": "the study's queries, e.g. [\"q03\", \"q08\"] (empty: the spec's)"},
+}
+
+
+def study_params(spec) -> dict[str, Any]:
+    """The releases DAG's params for the study's own settings (``STUDY_PARAMS``), for a TPC-H
+    study (the only workload with a scale factor and queries)."""
+    from airflow.sdk import Param
+
+    from mysqlbench.studies.form import NOT_NAN
+    from mysqlbench.studies.spec import load_spec
+
+    if load_spec(spec.suite[0].study).workload != "tpch":
+        return {}
+    conf = spec.suite[0].conf
+    return {name: Param(conf.get(name), title=name.replace("_", " ").capitalize(),
+                        **(schema | (NOT_NAN if "number" in schema["type"] else {})))
+            for name, schema in STUDY_PARAMS.items()}
+
+
+def study_conf(spec, params: dict[str, Any], target_conn_id: str) -> dict[str, Any]:
+    """The study run's conf: the suite's, with the run's own ``STUDY_PARAMS`` values over it."""
+    given = {name: params[name] for name in STUDY_PARAMS if params.get(name) is not None}
+    return {**spec.suite[0].conf, **given, "target_conn_id": target_conn_id}
+
+
 def study_spec_data(study: str, conf: dict[str, Any]) -> dict[str, Any]:
     """The spec a study run triggered with ``conf`` records its samples with: the trigger form's
     defaults overridden by the conf, merged into the spec file (as the run's check_spec does)."""
