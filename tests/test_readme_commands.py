@@ -30,6 +30,7 @@ COVERED = {
     "bin/mysqlbench results --dag-id tpch_load": "test_cli_commands",
     "bin/airflow dags test tpcc_load --conf '{\"warehouses\": 2}'": "test_cli_commands (1 warehouse)",
     "bin/mysqlbench lint": "test_cli_commands",
+    "bin/mysqlbench spool list": "test_cli_commands",
     "bin/airflow dags test sysbench_cpu --conf '{\"time_s\": 5, \"repetitions\": 1}'": "test_cli_commands",
     "bin/mysqlbench peer build tpcc-mysql": "test_cli_commands (MYSQLBENCH_PEER_SOURCES: this checkout's refs)",
     "bin/airflow standalone": "test_standalone_runs_a_study_and_a_killed_point_is_undone",
@@ -93,6 +94,7 @@ def test_cli_commands(clone):
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id tpch_bka_study").stdout)
     assert [v["success"] for v in results["validations"]] == [True]
     assert "study spec(s) valid" in run(clone, "bin/mysqlbench lint").stderr
+    assert json.loads(run(clone, "bin/mysqlbench spool list").stdout) == {"spooled": []}  # every point stored its rows
     run(clone, "bin/airflow dags test sysbench_cpu --conf '{\"time_s\": 5, \"repetitions\": 1}'")
     results = json.loads(run(clone, "bin/mysqlbench results --dag-id sysbench_cpu").stdout)
     assert [v["success"] for v in results["validations"]] == [True]
