@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 
 from mysqlbench.errors import MysqlbenchError
@@ -134,7 +135,8 @@ def target_restart(name: str) -> dict:
     from mysqlbench.targets.managed import ManagedServer, ManagedSpec
 
     server = ManagedServer(ManagedSpec.load(name))
-    server.restart()
+    # a study's point restarting it over SSH passes its own hold (MYSQLBENCH_HOLDER): not refused under itself
+    server.restart(holder=os.environ.get("MYSQLBENCH_HOLDER") or None)
     return {"name": name, "running": server.is_running(), "pid": server.pid()}
 
 

@@ -40,7 +40,11 @@ class SshControl:
             raise NotApplicable(f"{sorted(overrides)} need a server restart with new settings; "
                                 f"{self.target.conn_id} is restarted over SSH with its own config "
                                 f"({' '.join(self.target.restart_command)}): set them there")
-        self.host.run(list(self.target.restart_command), timeout=wait_s)
+        # the caller's hold token goes along (a hex token, in the environment of the command): a
+        # restart command that is this project's own `target restart` lets it through the hold
+        argv = ["env", f"MYSQLBENCH_HOLDER={holder}", *self.target.restart_command] if holder else \
+            list(self.target.restart_command)
+        self.host.run(argv, timeout=wait_s)
         deadline = time.monotonic() + wait_s
         while True:  # back when it takes connections again
             try:
