@@ -154,13 +154,7 @@ class TargetConnection:
         object.__setattr__(self, "unreachable", self._wait_for_managed(instance))  # (frozen: a cached finding)
         if self.unreachable:
             return False
-        conn = self.connect()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SELECT @@datadir, @@port, @@hostname")
-                datadir, port, hostname = cur.fetchone()
-        finally:
-            conn.close()
+        hostname, port, datadir = reported_self(self)
         proven = (Path(datadir).resolve() == instance.datadir.resolve() and int(port) == instance.spec.port
                   and hostname == socket.gethostname())
         if not proven:
@@ -243,6 +237,18 @@ class TargetConnection:
             raise TargetUnavailable(f"cannot connect to target {self.conn_id!r}: {exc.args[-1]}") from exc
         hook.set_autocommit(conn, True)
         return conn
+
+
+def reported_self(target: TargetConnection) -> tuple[str, int, str]:
+    """The server a target reaches, as it names itself: ``@@hostname``, ``@@port``, ``@@datadir``."""
+    conn = target.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@hostname, @@port, @@datadir")
+            hostname, port, datadir = cur.fetchone()
+    finally:
+        conn.close()
+    return hostname, int(port), datadir
 
 
 def server_info(conn) -> ServerInfo:

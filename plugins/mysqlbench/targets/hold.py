@@ -88,19 +88,13 @@ def server_identity(target) -> str:
 
         return ManagedServer(ManagedSpec.load(target.managed_target)).identity()
     from mysqlbench.errors import TargetUnavailable
+    from mysqlbench.targets.connection import reported_self
 
     try:
-        conn = target.connect()
+        return server_key(*reported_self(target))
     except TargetUnavailable as exc:
         log.info("naming %s by its address: %s", target.conn_id, exc)
         return address_identity(target)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT @@hostname, @@port, @@datadir")
-            hostname, port, datadir = cur.fetchone()
-    finally:
-        conn.close()
-    return server_key(hostname, port, datadir)
 
 
 def address_identity(target) -> str:
