@@ -454,32 +454,6 @@ def test_a_buffer_pool_larger_than_the_host_is_refused_by_the_first_task(target,
     check_spec("tpch_power", {"target_conn_id": TEST_CONN, "settings": {"buffer_pool_size": "256M"}})
 
 
-def test_a_point_without_global_settings_does_not_restart_the_instance(target, managed):
-    """Issue 27: a sysbench_cpu point with no settings restarted the demo target. A warm point
-    restarted a managed instance to put every global back to its base config, even when it had
-    nothing to set and the instance ran its base config already. Now only a point with global
-    settings restarts it (and its end restarts it back on the base)."""
-    from mysqlbench.studies.point import PointRun
-    from mysqlbench.studies.spec import load_spec
-    from mysqlbench.workloads.base import workload_class
-
-    from conftest import TEST_CONN
-
-    quick = {"workload_params": {"window_s": 0.5, "interval_s": 0.5, "rampup_s": 0}, "repetitions": 1,
-             "matrix": {}}
-    spec = load_spec("probe_study", quick)
-    conn = TargetConnection.from_airflow(TEST_CONN)
-    workload_class("probe")(spec).ensure_dataset(conn, None)
-    if not managed.on_base_config():
-        managed.restart()
-    pid = managed.pid()
-    PointRun(spec, spec.points()[0], conn).run()
-    assert managed.pid() == pid and managed.on_base_config()  # nothing to set: not restarted
-    spec = load_spec("probe_study", {**quick, "settings": {"buffer_pool_size": "160M"}})
-    PointRun(spec, spec.points()[0], TargetConnection.from_airflow(TEST_CONN)).run()
-    assert managed.pid() != pid and managed.on_base_config()  # restarted with it, and back on the base after
-
-
 def test_a_managed_restart_waits_for_another_clients_statement_and_refuses_to_cut_it_short(target, managed):
     """Issue 27: a managed restart ended another client's 53-second query ("Lost connection").
     A statement that ends within the wait is waited for; one that outlasts it makes the restart
