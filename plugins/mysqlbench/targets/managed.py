@@ -331,10 +331,6 @@ class ManagedServer:
         self.stop()
         self.start(overrides, holder=holder)
 
-    def on_base_config(self) -> bool:
-        """Is the instance running on its base config (no point's overrides), as last started?"""
-        return self.is_running() and self.cnf.exists() and self.cnf.read_text() == self.render_config()
-
     # -- datadir snapshots ----------------------------------------------------------------------
     SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
