@@ -105,7 +105,8 @@ class PointRun:
     def _restart(self, global_settings, info, holder: str) -> None:
         """Managed: restart with the base config plus this point's global settings (journaled
         first), and read each one back: a value the server silently capped at start makes the
-        point not applicable, as for session knobs; the slow-log table emptied (``_empty_slow_log``)."""
+        point not applicable, as for session knobs. The slow-log table (our server-time source) is
+        emptied so looking a statement up stays cheap; on a managed instance nothing else writes to it."""
         if isinstance(self.control, SshControl):  # a service on a benchmark host: restarted as it is configured,
             with self._phase("restart"):          # then the point's globals SET again (journaled)
                 self.control.restart(holder=holder)
@@ -121,24 +122,15 @@ class PointRun:
             if overrides:
                 self.journal.record_restart(self.control.spec.name, overrides)
             self.control.restart(overrides, holder=holder)
-            self._empty_slow_log()
             conn = self.control.admin_connect()
             try:
+                with conn.cursor() as cur:
+                    cur.execute("TRUNCATE TABLE mysql.slow_log")
                 for setting in global_settings:
                     effective = knobs.read_variable(conn, setting.variable, "global")
                     knobs.check_effective(setting, setting.value, effective, info)
             finally:
                 conn.close()
-
-    def _empty_slow_log(self) -> None:
-        """Our managed instance's slow-log table (the server-time source) emptied, so looking a
-        statement up stays cheap; on a managed instance nothing else writes to it."""
-        conn = self.control.admin_connect()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("TRUNCATE TABLE mysql.slow_log")
-        finally:
-            conn.close()
 
     def _open_session(self, info, session_settings) -> tuple[Session, list[knobs.Applied]]:
         conn = self.target.connect(database=self.spec.dataset.schema_name)
