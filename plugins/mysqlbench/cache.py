@@ -54,8 +54,8 @@ def drop_os_cache(datadir: Path, scope: str = "target_files") -> dict[str, Any]:
 def warm_up(run_once, max_runs: int) -> dict[str, Any]:
     """Run the query untimed until one run does no physical reads, at most ``max_runs`` times.
 
-    ``run_once`` returns that run's Innodb_buffer_pool_reads delta (None where the server lacks
-    the counter, in which case warmth cannot be proved and the result says so).
+    ``run_once`` returns the pages that run read from disk (``counters.physical_reads``; None where
+    the server does not count them, in which case warmth cannot be proved and the result says so).
     """
     reads_per_run = []
     for _ in range(max_runs):
@@ -63,7 +63,7 @@ def warm_up(run_once, max_runs: int) -> dict[str, Any]:
         reads_per_run.append(reads)
         if reads is None:
             return {"warm": None, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
-                    "why": "Innodb_buffer_pool_reads is absent on this server"}
+                    "why": "physical reads are absent on this server (include/configs/counters.yaml)"}
         if reads == 0:
             return {"warm": True, "runs": len(reads_per_run), "reads_per_run": reads_per_run}
     return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,

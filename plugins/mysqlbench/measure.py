@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from mysqlbench import counters as derived_counters
 from mysqlbench.answers import checksum
 from mysqlbench.errors import MysqlbenchError
 from mysqlbench.ossampler import OsSampler
@@ -222,10 +223,11 @@ class MeasuredWindow:
     raise :class:`Aborted` once the work has stopped.
     """
 
-    def __init__(self, conn, *, counters=SEED_COUNTERS, server_pid: int | None = None, page_size: int = 16384,
-                 baseline: dict[str, int] | None = None, os_source=None):
+    def __init__(self, conn, *, flavor: str, counters=SEED_COUNTERS, server_pid: int | None = None,
+                 page_size: int = 16384, baseline: dict[str, int] | None = None, os_source=None):
         self.conn = conn
         self.os_source = os_source  # whose /proc the OS samples read: this machine, or a benchmark host's
+        self.flavor = flavor  # which definition of the derived counters (include/configs/counters.yaml)
         self.counters = tuple(counters)
         self.server_pid = server_pid
         self.page_size = int(page_size)
@@ -290,8 +292,12 @@ class MeasuredWindow:
             after_work()
         after = read_status(self.conn)
         counters: dict[str, int | None] = {}
-        for name in (*self.counters, PAGES_DATA):
+        parts = derived_counters.needed(self.flavor)
+        for name in dict.fromkeys((*self.counters, *parts, PAGES_DATA)):
             counters[name] = None if name not in after else after[name] - before[name] - self.baseline.get(name, 0)
+        counters.update(derived_counters.derive(counters, self.flavor))
+        for name in set(parts) - {*self.counters, PAGES_DATA}:
+            del counters[name]  # read only for a derived counter: the spec did not ask for it
         if counters.get(PAGES_DATA) is not None:
             counters["pages_data_bytes"] = counters[PAGES_DATA] * self.page_size
         server_timeout = any(after.get(n, 0) > before.get(n, 0) for n in TIMEOUT_COUNTERS)
@@ -338,7 +344,8 @@ class StatementRunner:
         with conn.cursor() as cur:
             cur.execute("SELECT CONNECTION_ID(), @@innodb_page_size")
             self.connection_id, page_size = cur.fetchone()
-        self.window = window or MeasuredWindow(conn, counters=counters, server_pid=server_pid, page_size=page_size)
+        self.window = window or MeasuredWindow(conn, flavor=server.flavor, counters=counters, server_pid=server_pid,
+                                               page_size=page_size)
 
     def _statement_timeout(self, seconds: float) -> None:
         """The server kills the measured statement at the timeout (0: none). Set just around it,

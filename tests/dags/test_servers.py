@@ -57,9 +57,15 @@ def test_a_second_fetch_is_instant_and_the_exact_version_is_recorded(mysql_manag
 
 def test_the_bka_study_runs_on_mysql_with_restarts_and_cold_cache(bag):
     """Restart with a point's settings, cold cache and knob read-back, as on MariaDB: BKA is
-    `batched_key_access=on` on MySQL, and the seed's direction (fewer physical reads) is a supported
-    finding: its whole interval below -3%, from 4 cold repetitions a point (the fewest that give a
-    95% interval to two unpaired points)."""
+    `batched_key_access=on` on MySQL. Physical reads are the pages read from disk as MySQL counts
+    them (on demand plus read-ahead, include/configs/counters.yaml), each comparison with its
+    interval from 4 cold repetitions a point. Issue 23 item 5: by `Innodb_buffer_pool_reads` alone
+    BKA read far fewer pages on MySQL than on MariaDB, because MySQL counts read-ahead outside it;
+    here BKA's on-demand reads drop while the pages read in all do not (measured at SF 0.01: +0%
+    and +14%): it trades on-demand reads for read-ahead."""
+    from mysqlbench.studies.analysis import execution_frame
+    from mysqlbench.workloads.tpch.workload import TpchWorkload
+
     result = run(bag, "tpch_bka_study", target_conn_id=MYSQL_CONN, repetitions=4, cache=["cold"])
     assert str(result.state) == "success"
     rows = point_rows(result)
@@ -69,10 +75,15 @@ def test_the_bka_study_runs_on_mysql_with_restarts_and_cold_cache(bag):
     summary = json.loads((report_dir(result.dag_id, result.run_id) / "summary.json").read_text())
     assert summary["valid"]
     cold = [f for f in summary["findings"] if f.startswith("bka on vs off, cold cache")]
-    assert cold and "fewer physical reads" in cold[0], summary["findings"]
-    reads = [c for c in summary["comparisons"] if c["metric"] == "Innodb_buffer_pool_reads" and c["knob"] == "bka"]
-    assert len(reads) == 2 and all(c["n"] == 4 and c["verdict"] != "more" for c in reads), reads
-    assert any(c["verdict"] == "less" and c["ci_high"] < -0.03 for c in reads), reads
+    assert cold and "physical_reads" in cold[0], summary["findings"]
+    reads = [c for c in summary["comparisons"] if c["metric"] == "physical_reads" and c["knob"] == "bka"]
+    assert len(reads) == 2 and all(c["n"] == 4 and c["ci_low"] is not None for c in reads), reads
+    assert not any(c["verdict"] == "less" for c in reads), reads
+    frame = execution_frame(rows, TpchWorkload.primary)
+    on_demand = frame.groupby(["subject", "point"])["Innodb_buffer_pool_reads"].median()
+    fewer = [(subject, point) for (subject, point), value in on_demand.items()
+             if "bka=on" in point and value < on_demand[(subject, point.replace("bka=on", "bka=off"))]]
+    assert fewer, on_demand  # what the raw counter would have called "fewer physical reads"
 
 
 @pytest.mark.parametrize("conn_id,flavor", [(TEST_CONN, "mariadb"), (MYSQL_CONN, "mysql")])

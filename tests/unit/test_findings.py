@@ -30,7 +30,7 @@ def executions(points, metric=TIME):
                     "series": None}
             out.append({**base, "metric": metric.name, "value": t, "status": "ok", "kind": "metric", "unit": "s"})
             if "reads" in p:
-                out.append({**base, "metric": "Innodb_buffer_pool_reads", "value": p["reads"][i], "status": "ok",
+                out.append({**base, "metric": "physical_reads", "value": p["reads"][i], "status": "ok",
                             "kind": "counter", "unit": "count"})
     return execution_frame(out, metric)
 
@@ -49,7 +49,7 @@ def bka(ratio=0.6, reads_ratio=0.6, n=6, cache="cold", others=None, seed=3, **ex
 def test_a_clear_effect_is_a_supported_finding_with_its_interval():
     said = comparisons(executions(bka()), TIME)
     time_ = next(c for c in said if c["metric"] == "client_seconds")
-    reads = next(c for c in said if c["metric"] == "Innodb_buffer_pool_reads")
+    reads = next(c for c in said if c["metric"] == "physical_reads")
     assert time_["verdict"] == "less" and time_["estimate"] == pytest.approx(-0.4, abs=0.05)
     assert time_["ci_low"] < time_["estimate"] < time_["ci_high"] < -0.03 and time_["n_a"] == time_["n_b"] == 6
     assert reads["verdict"] == "less" and reads["estimate"] == pytest.approx(-0.4, abs=0.05)
@@ -68,14 +68,14 @@ def test_reads_from_about_zero_are_said_as_medians_not_a_percentage():
     points = bka(cache="warm")
     points[0]["reads"], points[1]["reads"] = [0, 0, 1, 0, 0, 0], [38, 41, 40, 39, 44, 40]
     said = comparisons(executions(points), TIME)
-    reads = next(c for c in said if c["metric"] == "Innodb_buffer_pool_reads")
+    reads = next(c for c in said if c["metric"] == "physical_reads")
     assert reads["small_counts"] and (reads["median_a"], reads["median_b"]) == (0.0, 40.0)
     assert reads["verdict"] == "more" and reads["estimate"] > 10  # kept in the numbers
     assert "reads 0 -> 40 per execution (medians, n=6 vs 6;" in reads["said"]
     assert "%" not in reads["said"].split(":")[0] and reads["said"].endswith("more physical reads")
     table = _comparisons_table(said, 0.03, None)
     assert "0 -&gt; 40 /exec" in table and "+4" not in table.split("0 -&gt; 40")[1].split("</tr>")[0]
-    large = next(c for c in comparisons(executions(bka()), TIME) if c["metric"] == "Innodb_buffer_pool_reads")
+    large = next(c for c in comparisons(executions(bka()), TIME) if c["metric"] == "physical_reads")
     assert not large["small_counts"] and "CI" in large["said"]
 
 
@@ -136,7 +136,7 @@ def rows(times, statuses=None, point="p1", subject="q01", cache="warm", reads=No
         out.append({**base, "metric": "client_seconds", "value": t if status == "ok" else None, "status": status,
                     "kind": "metric", "unit": "s"})
         if reads is not None:
-            out.append({**base, "metric": "Innodb_buffer_pool_reads", "value": reads[i], "status": "ok",
+            out.append({**base, "metric": "physical_reads", "value": reads[i], "status": "ok",
                         "kind": "counter", "unit": "count"})
         for metric, value, kind in kind_extra:
             out.append({**base, "metric": metric, "value": value, "status": "ok", "kind": kind, "unit": "x"})
@@ -161,7 +161,7 @@ def test_timeouts_do_not_enter_the_statistics_but_are_counted():
 def test_os_and_series_samples_are_not_counters():
     frame_ = execution_frame(rows([1.0], reads=[5], kind_extra=[("os_cpu_user_pct", 40.0, "os"),
                                                                   ("throughput", 12.0, "series")]), TIME)
-    assert "Innodb_buffer_pool_reads" in frame_ and frame_.loc[0, "Innodb_buffer_pool_reads"] == 5
+    assert "physical_reads" in frame_ and frame_.loc[0, "physical_reads"] == 5
     assert "os_cpu_user_pct" not in frame_ and "throughput" not in frame_
 
 

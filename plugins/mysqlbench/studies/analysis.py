@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.results.store import SampleKind
 from mysqlbench.statistics import CONFIDENCE, DEFAULT_BAND, Effect, Verdict, compare
 from mysqlbench.studies.spec import as_knobs
@@ -18,7 +19,7 @@ from mysqlbench.workloads.base import Better, Metric
 
 KEY = ["point", "subject", "repetition"]
 VALUE_KINDS = (SampleKind.METRIC.value, SampleKind.COUNTER.value, SampleKind.GAUGE.value)
-READS = "Innodb_buffer_pool_reads"
+READS = PHYSICAL_READS  # pages read from disk, as each flavor counts them (include/configs/counters.yaml)
 READ_AHEAD = "Innodb_buffer_pool_read_ahead"
 # an execution is marked noisy (kept, counted, and with repetitions: auto measured once more) when
 # other processes used more than this share of all CPUs during its window, or a hypervisor stole more

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from mysqlbench import cache, knobs
+from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.errors import NotApplicable
 from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
 from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
@@ -31,7 +32,7 @@ from mysqlbench.workloads.base import Session, StudyWorkload, UnitResult, worklo
 log = logging.getLogger(__name__)
 
 IDLE_WAIT_S = 60
-UNITS = {"Innodb_data_read": "bytes", "pages_data_bytes": "bytes"}
+UNITS = {"Innodb_data_read": "bytes", "pages_data_bytes": "bytes", PHYSICAL_READS: "pages"}
 # the once-a-second OS figures kept as time series for every measured window
 OS_SERIES = ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "disk_read_bytes", "disk_write_bytes",
              "disk_read_ops", "disk_write_ops", "mem_used_bytes", "page_cache_bytes", "context_switches_per_s",
@@ -142,7 +143,7 @@ class PointRun:
             with conn.cursor() as cur:
                 cur.execute("SELECT @@innodb_page_size")
                 page_size = cur.fetchone()[0]
-            self._window = MeasuredWindow(conn, counters=self.spec.counters, page_size=page_size,
+            self._window = MeasuredWindow(conn, flavor=info.flavor, counters=self.spec.counters, page_size=page_size,
                                           server_pid=self.control.pid() if self.control else None,
                                           os_source=self._os_source())
             if self._abort_reason is not None:

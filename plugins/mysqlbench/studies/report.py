@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from mysqlbench import paths
+from mysqlbench.counters import with_derived
 from mysqlbench.studies.analysis import findings, summaries
 from mysqlbench.studies.compare import as_records, compare
 from mysqlbench.studies.sequential import design, stop_reasons, study_comparisons
@@ -277,7 +278,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     for title, table in extra_tables:
         tables.append((title, table.to_html(float_format="%.2f", na_rep="absent")))
     # every counter: flavors differ in which they have
-    comparison = compare(frame, workload.primary, tuple(spec.counters), plans, band=spec.min_effect)
+    comparison = compare(frame, workload.primary, with_derived(spec.counters), plans, band=spec.min_effect)
     if comparison["primary"] is not None:
         tables.insert(0, (f"Servers side by side: median {workload.primary.name} ({workload.primary.unit}; "
                           f"{workload.primary.better.value} is better; ratios to {comparison['servers'][0]})",

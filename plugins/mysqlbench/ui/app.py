@@ -208,6 +208,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     counters (absent stays absent), plan structure, and each run's lineage."""
     import sqlalchemy as sa
 
+    from mysqlbench.counters import with_derived
     from mysqlbench.results.store import last_try, measured_by, samples
     from mysqlbench.studies.compare import compare, frame_of_runs, server_of
     from mysqlbench.studies.spec import load_spec, spec_path
@@ -238,7 +239,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
                         "spec_hash": first["spec_hash"][:12], "dataset_id": first["dataset_id"],
                         "host_hash": (first["host_hash"] or "")[:12], "package_version": first["package_version"]})
     frame, plans = frame_of_runs(labelled, workload.primary)
-    counters = tuple(spec.counters)
+    counters = with_derived(spec.counters)
     return {"study": study, "primary": workload.primary, "lineage": lineage,
             "comparison": compare(frame, workload.primary, counters, plans, band=spec.min_effect)}
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from mysqlbench.counters import with_derived
 from mysqlbench.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ class StudyWorkload(ABC):
         """What ``measure`` needs for ``unit`` (parsed, validated), made once per point."""
 
     def warm_run(self, session: Session, prepared: Any) -> int | None:
-        """One untimed run for warming the cache; returns its Innodb_buffer_pool_reads delta."""
+        """One untimed run for warming the cache; returns the pages it read from disk
+        (``counters.PHYSICAL_READS``; None where the server does not count them)."""
         return None
 
     def warm(self, session: Session, prepared: Any) -> dict[str, Any] | None:
@@ -191,7 +193,7 @@ class StudyWorkload(ABC):
 
     def summary_counters(self) -> tuple[str, ...]:
         """Counters the report tabulates per point."""
-        return tuple(self.spec.counters)
+        return with_derived(self.spec.counters)
 
 
 class NoParams(BaseModel):

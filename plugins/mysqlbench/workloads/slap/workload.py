@@ -302,6 +302,7 @@ class SlapWorkload(StudyWorkload):
         the engine repeats this until the buffer pool reads nothing. The scan reaches every page a
         random id can; the operation warms what a scan does not (the allocation pages an insert
         needs, undo pages)."""
+        from mysqlbench.counters import physical_reads
         from mysqlbench.measure import read_status
 
         if self._not_applicable(session):
@@ -310,7 +311,7 @@ class SlapWorkload(StudyWorkload):
 
         p = self.params
         lines, ids = self.statements(operation, -1)  # -1: the warm-up's own ids, never a measured run's
-        before = read_status(session.conn).get("Innodb_buffer_pool_reads")
+        before = read_status(session.conn)
         with session.conn.cursor() as cur:  # every page of the point's tables: random ids reach them all
             sequence = [f"{p.engine.lower()}_split_ids"] if p.layout == "split" else []
             for name in self._tables(p.engine, p.layout):
@@ -326,8 +327,7 @@ class SlapWorkload(StudyWorkload):
             self._slap(session, operation, lines, window=False)
         finally:
             self._put_back(session, operation, ids)
-        after = read_status(session.conn).get("Innodb_buffer_pool_reads")
-        return None if before is None or after is None else after - before
+        return physical_reads(before, read_status(session.conn), session.server.flavor)
 
     def _not_applicable(self, session: Session) -> str | None:
         p = self.params

@@ -520,20 +520,21 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         return tool.SysbenchRun(script, options, secrets=[session.target.password], config_file=secret)
 
     def warm_run(self, session: Session, script: str) -> int | None:
-        """One untimed run of the script for ``warmup_s``: its Innodb_buffer_pool_reads delta."""
+        """One untimed run of the script for ``warmup_s``: the pages it read from disk
+        (``counters.physical_reads``)."""
+        from mysqlbench.counters import physical_reads
         from mysqlbench.measure import read_status
         from mysqlbench.targets.host import LocalHost
 
         if self.params.warmup_s == 0:
             return 0
-        before = read_status(session.conn).get("Innodb_buffer_pool_reads")
+        before = read_status(session.conn)
         with self._secret(session) as secret:
             host = session.state["host"]
             run = self._run(session, script, self.params.warmup_s, secret)
             run.remote = not isinstance(host, LocalHost)
             tool.run_untimed(run, timeout_s=self.params.warmup_s + 120, host=host)
-        after = read_status(session.conn).get("Innodb_buffer_pool_reads")
-        return None if before is None or after is None else after - before
+        return physical_reads(before, read_status(session.conn), session.server.flavor)
 
     def warm(self, session: Session, prepared: str) -> dict[str, Any] | None:
         if self.params.warmup_s == 0:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.errors import InvalidInput, MysqlbenchError
 from mysqlbench.identifiers import check_name
 from mysqlbench.workloads.base import Answer, Better, Metric, Session, StudyWorkload, UnitResult
@@ -348,7 +349,7 @@ class TpccWorkload(StudyWorkload):
     def summary_counters(self) -> tuple[str, ...]:
         wanted = ("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests", "Innodb_data_written",
                   "Innodb_os_log_written", "Innodb_row_lock_waits")
-        return tuple(c for c in wanted if c in self.spec.counters)
+        return (PHYSICAL_READS, *(c for c in wanted if c in self.spec.counters))
 
 
 # -- the drivers: each runs the rampup outside the engine's window and the measure phase inside it,

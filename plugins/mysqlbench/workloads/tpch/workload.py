@@ -9,6 +9,7 @@ import logging
 from typing import Any
 
 from mysqlbench.checks import condition
+from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.measure import StatementRunner
 from mysqlbench.results.store import Sample, SampleKind
 from mysqlbench.workloads.base import Answer, Better, Metric, Session, StudyWorkload, UnitResult
@@ -96,7 +97,7 @@ class TpchWorkload(StudyWorkload):
         runner.execute(query.setup)
         execution = runner.run(query.id, query.statement)
         runner.execute(query.teardown)
-        return execution.counters.get("Innodb_buffer_pool_reads")
+        return execution.counters.get(PHYSICAL_READS)
 
     def measure(self, session: Session, query: queries.Query, repetition: int) -> UnitResult:
         runner = self._runner(session)
@@ -150,5 +151,5 @@ class TpchWorkload(StudyWorkload):
         wanted = ("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_requests",
                   "Innodb_data_read", "Handler_mrr_init", "Handler_read_key", "Handler_read_next",
                   "Handler_read_rnd_next", "Created_tmp_disk_tables", "Select_scan", "Sort_scan")
-        return tuple(c for c in wanted if c in self.spec.counters) + ("pages_data_bytes",)
+        return (PHYSICAL_READS, *(c for c in wanted if c in self.spec.counters), "pages_data_bytes")
 
