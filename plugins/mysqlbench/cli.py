@@ -256,8 +256,9 @@ def _verdict_words(verdict: dict) -> dict:
 
 
 def history_export(studies: list[str], since: str | None) -> dict:
-    """Each series of the studies' recorded history: its key, and per run (oldest first) the run,
-    its time, value and lineage events: what the regression analysis reads, as data."""
+    """Each series of the studies' recorded history: its key, the outline of each plan it ran
+    with, and per run (oldest first) the run, its time, value, spread and lineage events: what the
+    regression analysis reads, as data."""
     import pandas as pd
 
     from mysqlbench.regression.history import KEY, history, host_changes, primary_metric, series_labels, variable_changes
@@ -289,10 +290,13 @@ def history_export(studies: list[str], since: str | None) -> dict:
 
     for series_id, group in (runs.groupby("series_id", sort=False) if not runs.empty else []):
         first = group.iloc[0]
+        # each plan the series ran with, once: its hash -> one line per table access in join order
+        plans = {r.plan_hash: list(r.plan_outline) for r in group.itertuples()
+                 if isinstance(r.plan_hash, str) and isinstance(r.plan_outline, (list, tuple))}
         series.append({
             "series_id": series_id, "label": labels[series_id],
             "metric": first["metric"], "unit": units[first["study"]], "key": {k: first[k] for k in KEY},
-            "values": [number(v) for v in group["value"]],
+            "values": [number(v) for v in group["value"]], "plans": plans,
             # per run: its median, the spread of its ok executions (interquartile range) and how many
             "runs": [{"run_id": r.run_id, "run_time": r.run_time.isoformat(), "value": number(r.value),
                       "iqr": number(r.iqr), "n_ok": int(r.n_ok), "n": int(r.n), "noisy": bool(r.noisy),

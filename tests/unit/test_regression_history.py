@@ -11,7 +11,7 @@ import pytest
 from mysqlbench.regression.analyse import analyse
 from mysqlbench.regression.detect import Thresholds
 from mysqlbench.regression.report import summary_text
-from mysqlbench.results.lineage import Lineage
+from mysqlbench.results.lineage import Lineage, stable_hash
 from mysqlbench.results.store import ResultsStore, Sample, Validation
 
 pytestmark = pytest.mark.unit
@@ -29,7 +29,7 @@ class History:
         self.n = 0
 
     def run(self, value: float, *, facts=FACTS, timeouts: int = 0, valid: bool = True, other_cpu: float = 1.0,
-            knobs=None, variables=None):
+            knobs=None, variables=None, plan=None):
         """One tpch_power run of q08: three executions (``timeouts`` of them timed out), their OS
         figures, and the gate's verdict."""
         self.n += 1
@@ -48,6 +48,9 @@ class History:
                                repetition=repetition, metadata=meta))
             rows.append(Sample("os_other_cpu_pct", other_cpu, "pct", kind="os", point=POINT, subject="q08",
                                repetition=repetition, metadata=meta))
+        if plan is not None:  # as TpchWorkload records it: the server's EXPLAIN FORMAT=JSON, parsed
+            rows.append(Sample("plan", None, "json", kind="plan", point=POINT, subject="q08",
+                               metadata={**meta, "plan_hash": stable_hash(plan)[:16], "plan": plan}))
         self.store.record(Lineage(task_id="measure_point", **base), rows)
         failures = [] if valid else [{"check": "no timeouts", "expectation": "expect_column_values_to_be_in_set",
                                       "where": "q08"}]
@@ -142,12 +145,14 @@ def test_history_says_unit_spread_and_what_changed_by_name_and_labels_never_coll
     """Issue 23 item 7: `bin/mysqlbench history` lacked the unit, each run's spread and the changed
     variables by name, and series at a 4G and a 256M buffer pool read alike."""
     from mysqlbench import cli
+    from mysqlbench.measure import parse_plan
     from mysqlbench.results import store as store_module
 
     history = History(tmp_path)
     for size in ("4G", "256M"):
-        history.run(0.020, knobs={"buffer_pool_size": size})
-    history.run(0.021, knobs={"buffer_pool_size": "4G"}, variables={"optimizer_search_depth": "1"})
+        history.run(0.020, knobs={"buffer_pool_size": size}, plan=parse_plan(NESTED_LOOP))
+    history.run(0.021, knobs={"buffer_pool_size": "4G"}, variables={"optimizer_search_depth": "1"},
+                plan=parse_plan(NESTED_LOOP.replace('"ref"', '"ALL"')))
     monkeypatch.setattr(store_module.ResultsStore, "from_airflow", classmethod(lambda cls: history.store))
     out = cli.history_export(["tpch_power"], None)
     labels = sorted(s["label"] for s in out["series"])
@@ -156,8 +161,20 @@ def test_history_says_unit_spread_and_what_changed_by_name_and_labels_never_coll
     big = next(s for s in out["series"] if "4G" in s["label"])
     assert big["unit"] == "s" and [r["n_ok"] for r in big["runs"]] == [3, 3]
     assert big["runs"][0]["iqr"] == pytest.approx(0.0002)  # 0.020, 0.0202, 0.0204
-    [event] = big["runs"][1]["events"]
-    assert event["event"] == "server configuration" and event["changed"] == {"optimizer_search_depth": ["62", "1"]}
+    events = {e["event"]: e for e in big["runs"][1]["events"]}
+    assert events["server configuration"]["changed"] == {"optimizer_search_depth": ["62", "1"]}
+    # the plan change names both plans, and the series says what each does, table by table in
+    # join order (MariaDB 10.5 repeats the "table" key in one object: both tables are kept)
+    before, after = (r["plan_hash"] for r in big["runs"])
+    assert events["plan"]["before"] == before and events["plan"]["after"] == after and before != after
+    assert big["plans"][before] == ["orders ALL", "lineitem ref key=PRIMARY"]
+    assert big["plans"][after] == ["orders ALL", "lineitem ALL key=PRIMARY"]
+
+
+# a two-table join as MariaDB 10.5 writes it: "table" twice in the same nested_loop entry
+NESTED_LOOP = """{"query_block": {"select_id": 1, "nested_loop": [{
+  "table": {"table_name": "orders", "access_type": "ALL"},
+  "table": {"table_name": "lineitem", "access_type": "ref", "key": "PRIMARY"}}]}}"""
 
 
 def test_labels_tell_apart_what_the_setting_does_not(tmp_path):

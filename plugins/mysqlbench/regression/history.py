@@ -25,6 +25,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from mysqlbench.errors import InvalidInput
+from mysqlbench.measure import plan_outline
 from mysqlbench.results.lineage import stable_hash
 from mysqlbench.results.store import ResultsStore, SampleKind, last_try, samples, validations
 from mysqlbench.studies.compare import setting_of
@@ -196,6 +197,9 @@ def executions(store: ResultsStore, studies: list[str], include_invalid: bool = 
     if not plans.empty:
         plan_meta = plans["metadata"].map(_meta)
         plans["plan_hash"] = plan_meta.map(lambda m: m.get("comparable_hash") or m.get("plan_hash"))
+        # what the plan does, one line per table access in join order (read whole: servers whose
+        # JSON repeats keys are parsed with every table kept)
+        plans["plan_outline"] = plan_meta.map(lambda m: plan_outline(m["plan"]) if m.get("plan") else [])
         plans = plans.drop(columns=["metadata"])
     return frame, plans, left_out
 
@@ -226,10 +230,11 @@ def history(store: ResultsStore, studies: list[str], include_invalid: bool = Fal
     runs = runs.drop(columns=["q1", "q3"])
     if not plans.empty:
         plan_of = plans.drop_duplicates(["dag_id", "run_id", "point", "subject"]) \
-            .rename(columns={"point": "raw_point"})[["dag_id", "run_id", "raw_point", "subject", "plan_hash"]]
+            .rename(columns={"point": "raw_point"})[["dag_id", "run_id", "raw_point", "subject", "plan_hash",
+                                                     "plan_outline"]]
         runs = runs.merge(plan_of, on=["dag_id", "run_id", "raw_point", "subject"], how="left")
     else:
-        runs["plan_hash"] = None
+        runs["plan_hash"], runs["plan_outline"] = None, None
     runs["series_id"] = runs[KEY].apply(lambda row: stable_hash(list(row)), axis=1)
     runs = runs.sort_values(["series_id", "run_time", "run_id"]).reset_index(drop=True)
     # a run measured under noise: most of its executions were
