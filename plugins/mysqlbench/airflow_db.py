@@ -15,9 +15,37 @@ and retries a call the server may still complete, so ``bin/env.sh`` raises it ab
 
 from __future__ import annotations
 
+import sqlite3
+
+import sqlalchemy as sa
+
 BUSY_TIMEOUT_S = 60.0
 
 # sqlite3.connect(timeout=...): how long a connection waits for another's write lock
 SQLITE_CONNECT_ARGS: dict = {"timeout": BUSY_TIMEOUT_S}
+
+
+class WriterConnection(sqlite3.Connection):
+    """A sqlite3 connection whose every transaction starts by taking the write lock."""
+
+
+# `airflow backfill create` (bin/airflow gives it these): the lock wait above does not help a
+# transaction that has read before it writes. Airflow's backfill creates each run inside a
+# SAVEPOINT (a deferred transaction) that first reads the DAG's latest run, then inserts; when
+# another process holds the write lock at that moment, SQLite refuses the read lock's upgrade at
+# once, without waiting, as waiting could deadlock ("database is locked" after 0 s, in 3 of 5
+# backfill commands while the scheduler ran). Starting the transaction with BEGIN IMMEDIATE takes
+# the write lock before the read, and waiting for it is safe. Only a one-shot command gets this:
+# a server process whose nested sessions each took the write lock could wait on itself.
+SQLITE_WRITER_CONNECT_ARGS: dict = {"timeout": BUSY_TIMEOUT_S, "factory": WriterConnection}
+
+
+def _begin_immediate(conn) -> None:
+    if isinstance(conn.connection.dbapi_connection, WriterConnection):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+if not sa.event.contains(sa.engine.Engine, "begin", _begin_immediate):
+    sa.event.listen(sa.engine.Engine, "begin", _begin_immediate)
 # aiosqlite passes its keyword arguments on to sqlite3.connect (the api-server's async engine)
 SQLITE_CONNECT_ARGS_ASYNC: dict = {"timeout": BUSY_TIMEOUT_S}

@@ -46,3 +46,53 @@ def test_a_tasks_api_call_outwaits_the_api_servers_lock_wait():
     done = subprocess.run([str(REPO / "bin" / "airflow"), "config", "get-value", "workers", "execution_api_timeout"],
                           capture_output=True, text=True, env=env, timeout=120, check=True)
     assert float(done.stdout.strip().splitlines()[-1]) > BUSY_TIMEOUT_S
+
+
+def _savepoint_read_then_insert(tmp_path, connect_args) -> tuple[str, float]:
+    """Airflow's backfill step on a SQLite file: inside a SAVEPOINT, read, then insert, while
+    another process's write transaction holds the lock for 3 s more. Its outcome and how long it took."""
+    import sqlalchemy as sa
+
+    path = tmp_path / "meta.db"
+    setup = sqlite3.connect(path)
+    setup.execute("CREATE TABLE dag_run (id INTEGER PRIMARY KEY, logical_date TEXT)")
+    setup.commit()
+    setup.close()
+    engine = sa.create_engine(f"sqlite:///{path}", connect_args=connect_args)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the scheduler, writing
+    holder.execute("INSERT INTO dag_run (logical_date) VALUES ('2018-04-19')")
+    release = threading.Timer(3, lambda: holder.execute("COMMIT"))
+    release.start()
+    started = time.monotonic()
+    try:
+        with engine.connect() as conn:
+            with conn.begin_nested():  # a SAVEPOINT: SQLite begins a deferred transaction
+                conn.execute(sa.text("SELECT max(id) FROM dag_run")).all()
+                conn.execute(sa.text("INSERT INTO dag_run (logical_date) VALUES ('2024-04-30')"))
+            conn.commit()
+        outcome = "stored"
+    except sa.exc.OperationalError as exc:
+        outcome = str(exc.orig)
+    finally:
+        took = time.monotonic() - started
+        release.join()
+        holder.close()
+        engine.dispose()
+    return outcome, took
+
+
+def test_the_backfill_command_waits_for_the_lock_its_read_would_have_to_upgrade(tmp_path):
+    """Issue 23 item 6: `airflow backfill create` failed with "database is locked" at once while
+    the scheduler wrote: a busy timeout cannot help a transaction that read before it writes, so
+    SQLite refuses that upgrade without waiting. With the connection arguments bin/airflow gives
+    the backfill command (every transaction starts with BEGIN IMMEDIATE) the same steps wait for
+    the other writer and succeed."""
+    from mysqlbench.airflow_db import SQLITE_CONNECT_ARGS, SQLITE_WRITER_CONNECT_ARGS
+
+    for name in ("plain", "writer"):
+        (tmp_path / name).mkdir()
+    outcome, took = _savepoint_read_then_insert(tmp_path / "plain", SQLITE_CONNECT_ARGS)
+    assert outcome == "database is locked" and took < 5, (outcome, took)  # refused at once, not after the wait
+    outcome, took = _savepoint_read_then_insert(tmp_path / "writer", SQLITE_WRITER_CONNECT_ARGS)
+    assert outcome == "stored" and took >= 2.5, (outcome, took)  # it waited for the other writer
