@@ -297,91 +297,120 @@ def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
     assert get(base, "/mysqlbench/")[0] == 401 and get(base, "/mysqlbench/api/runs")[0] == 401
     status, _, index = get(base, "/mysqlbench/", token)
     assert status == 200 and "<h2>tpch_power</h2>" in index and all(r in index for r in study_runs)
-    assert "valid" in index and "/mysqlbench/reports/versions_probe/" in index  # the trend reports are listed
+    assert "valid" in index and f"/mysqlbench/reports/{LINES['mariadb']}/" in index  # the trend reports are listed
     # the backfill's runs (backfill__<date>+00:00) each link their trend report from the index
-    for backfill_run in (r["run_id"] for r in _runs(clone, env, "versions_probe")):
+    for backfill_run in (r["run_id"] for r in _runs(clone, env, LINES["mariadb"])):
         assert backfill_run.startswith("backfill__") and "+" in backfill_run
-        link = f"/mysqlbench/reports/versions_probe/{run_dir_name(backfill_run)}/index.html"
+        link = f"/mysqlbench/reports/{LINES['mariadb']}/{run_dir_name(backfill_run)}/index.html"
         assert link in index and get(base, link, token)[0] == 200, backfill_run
     page, report, src = _report_of_run_page(base, token, "tpch_power", study_runs[0])
     assert "Validation:" in report
     chart = re.search(r"<img src='([^']+\.png)'", report).group(1)
     status, kind, _ = get(base, src.rsplit("/", 1)[0] + "/" + chart, token)
     assert status == 200 and kind == "image/png"
-    status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[1]}", token)
+    status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[-1]}", token)
     assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
     assert "B: mariadb 11.8" in side and "Plan structure" in side
     for bad in ("/mysqlbench/reports/tpch_power/..%2F..%2F..%2F.airflow/airflow.cfg",
                 "/mysqlbench/reports/x/y/results.db", "/mysqlbench/runs/tpch_power/..%2F..%2Fx"):
         assert get(base, bad, token)[0] in (400, 404), bad
-    secret = json.loads(_airflow(clone, env, "connections", "get", "mysqlbench_vprobe_mariadb_11_8", "-o", "json")
+    secret = json.loads(_airflow(clone, env, "connections", "get", "mysqlbench_versions_mariadb_11_8", "-o", "json")
                         .stdout.splitlines()[-1])[0]["password"]
     assert secret and all(secret not in text for text in (index, page, report, side))
 
 
+RELEASES = "tpch_power_across_versions"
+LINES = {"mariadb": f"{RELEASES}_mariadb", "mysql": f"{RELEASES}_mysql"}
+
+
+def _readme_backfills() -> dict[str, str]:
+    """The README's backfill commands, as written there (flavor line -> command)."""
+    from test_readme_commands import readme_commands
+
+    found = {flavor: [c for c in readme_commands() if c.startswith(f"bin/airflow backfill create --dag-id {dag_id} ")]
+             for flavor, dag_id in LINES.items()}
+    assert all(len(commands) == 1 for commands in found.values()), found
+    return {flavor: commands[0] for flavor, commands in found.items()}
+
+
 def test_backfill_across_server_versions(clone):
-    """Airflow's own backfill of a releases DAG (tests/support/regression/versions_probe.yaml) over
-    2023-01-01..2025-12-31, the scheduler running: one run per catalog release date in the range
-    (MariaDB 10.11's, MySQL 8.4's, MariaDB 11.8's), all started at once (a backfill runs up to ten).
-    The MySQL release day picks MariaDB 10.11 again: one of the two 10.11 runs measures it, the
-    other is skipped and says why; 11.8 is fetched from Debian and measured on its own target. The
-    trend report of the last measuring run compares both versions (release order, counters, plans)."""
-    extra = {"MYSQLBENCH_REGRESSION_DIRS": str(SUPPORT / "regression")}
-    with _standalone(clone, **extra) as env:
+    """The README's backfill commands as written, the scheduler running: the shipped releases spec
+    is one DAG per flavor line, so the MySQL line's backfill, created right after the MariaDB
+    line's over the same 2015..2026 range, runs (issue 23: one DAG found every date "already
+    exists" and ran nothing). One run per release of each line in the catalog: MariaDB 10.5, 10.11
+    and 11.8 each fetched, measured on its own target and stopped; MySQL 8.0 and 8.4 skipped with
+    the reason (no package, no basedir), MySQL 9.7 measured. No "database is locked" from either
+    command. Each line's trend stays within its flavor, with spread; a version already measured is
+    found by the key its study run recorded."""
+    backfills = _readme_backfills()
+    with _standalone(clone) as env:
+        names = []
         try:
-            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare", **extra).stdout)  # as the README
-            by_spec: dict[str, dict[str, int]] = {}
-            for t in prepared["targets"]:
-                by_spec.setdefault(t["regression"], {})[t["server"]] = t["port"]
-            assert by_spec["versions_probe"] == {
-                "mariadb-10.5": 3400, "mariadb-10.11": 3401, "mariadb-11.8": 3402, "mysql-9.7": 3403}
-            assert by_spec["tpch_power_across_versions"]["mariadb-11.8"] == 3372  # the shipped spec's, defined only
-            for dag_id in ("tpch_power", "versions_probe"):
+            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare").stdout)  # as the README
+            ports = {t["server"]: t["port"] for t in prepared["targets"] if t["regression"] == RELEASES}
+            assert ports == {"mariadb-10.5": 3370, "mariadb-10.11": 3371, "mariadb-11.8": 3372, "mysql-9.7": 3373}
+            names = [f"versions_{server.replace('-', '_').replace('.', '_')}" for server in ports]
+            for dag_id in ("tpch_power", *LINES.values()):
                 _parsed(clone, env, dag_id)
                 _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
-            created = _airflow(clone, env, "backfill", "create", "--dag-id", "versions_probe", "--from-date",
-                               "2023-01-01", "--to-date", "2025-12-31")
-            assert created.returncode == 0, created.stdout + created.stderr
+            created = {flavor: run(clone, command) for flavor, command in backfills.items()}
+            for done in created.values():
+                assert "database is locked" not in done.stdout + done.stderr
 
             def finished():
-                runs = _runs(clone, env, "versions_probe")
-                done = [r for r in runs if r["state"] in ("success", "failed")]
-                return runs if len(runs) == 3 and len(done) == 3 else None
-            runs = wait(finished, 1500, "the backfill's three runs", env["_proc"], lambda: _standalone_state(clone))
-            study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith("versions_probe__")]
-            _check_benchmark_pages(clone, env, sorted(r["run_id"] for r in study_runs))
-            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):  # each stopped after its measurement
+                runs = {flavor: _runs(clone, env, dag_id) for flavor, dag_id in LINES.items()}
+                ended = all(len(r) == 3 and all(x["state"] in ("success", "failed") for x in r) for r in runs.values())
+                return runs if ended else None
+            runs = wait(finished, 2400, "both lines' backfill runs", env["_proc"], lambda: _standalone_state(clone))
+            study_runs = [r for r in _runs(clone, env, "tpch_power") if r["run_id"].startswith(f"{RELEASES}_")]
+            _check_benchmark_pages(clone, env, sorted(r["run_id"] for r in study_runs
+                                                      if r["run_id"].startswith(LINES["mariadb"])))
+            for name in names:  # each stopped after its measurement
                 assert json.loads(run(clone, f"bin/mysqlbench target status {name}").stdout)["running"] is False
         finally:
-            for name in ("vprobe_mariadb_10_11", "vprobe_mariadb_11_8"):
+            for name in names:
                 subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
                                env=user_env(clone), capture_output=True)
-    assert sorted(r["logical_date"][:10] for r in runs) == ["2023-02-16", "2024-04-30", "2025-06-04"]
-    assert all(r["run_id"].startswith("backfill__") and r["state"] == "success" for r in runs), runs
-    # each version measured once, by a study run named after what it measures
-    assert sorted(r["run_id"].split("__")[1] for r in study_runs) == ["mariadb-10.11", "mariadb-11.8"], study_runs
+    dates = {flavor: sorted(r["logical_date"][:10] for r in line) for flavor, line in runs.items()}
+    assert dates == {"mariadb": ["2020-06-24", "2023-02-16", "2025-06-04"],
+                     "mysql": ["2018-04-19", "2024-04-30", "2026-04-21"]}, dates
+    assert all(r["run_id"].startswith("backfill__") and r["state"] == "success" for line in runs.values() for r in line)
+    # each version measured once, by a study run named after its DAG and what it measures
+    measured = sorted((r["run_id"].split("__")[0], r["run_id"].split("__")[1]) for r in study_runs)
+    assert measured == [(LINES["mariadb"], "mariadb-10.11"), (LINES["mariadb"], "mariadb-10.5"),
+                        (LINES["mariadb"], "mariadb-11.8"), (LINES["mysql"], "mysql-9.7")], study_runs
     assert {r["state"] for r in study_runs} == {"success"}
     reports = {}
-    for r in runs:
-        path = clone / "work" / "reports" / "versions_probe" / run_dir_name(r["run_id"])
-        reports[r["logical_date"][:10]] = (json.loads((path / "trend.json").read_text()), path / "index.html")
+    for flavor, line in runs.items():
+        for r in line:
+            path = clone / "work" / "reports" / LINES[flavor] / run_dir_name(r["run_id"])
+            reports[(flavor, r["logical_date"][:10])] = (json.loads((path / "trend.json").read_text()), path / "index.html")
     notes = {day: trend["note"] for day, (trend, _) in reports.items()}
-    skipped = [note for note in notes.values() if note.startswith("This run measured nothing")]
-    assert len(skipped) == 1 and "mariadb-10.11" in skipped[0] and "measured" in skipped[0], notes
-    assert "mariadb-11.8" in notes["2025-06-04"] and "measured nothing" not in notes["2025-06-04"]
-    trend, html = max(reports.values(), key=lambda item: len(item[0]["versions"]))
-    assert [v["server_id"] for v in trend["versions"]] == ["mariadb-10.11", "mariadb-11.8"]
-    assert trend["versions"][0]["version"].startswith("10.11.") and trend["versions"][1]["version"].startswith("11.8.")
-    assert {m["subject"] for m in trend["medians"]} == {"q03", "q06"}
-    primary = trend["comparison"]["primary"]
-    labels = [v["label"] for v in trend["versions"]]
-    assert {r["subject"] for r in primary} == {"q03", "q06"}
-    assert all(r[labels[0]] > 0 and r[labels[1]] > 0 and f"{labels[1]} / {labels[0]}" in r for r in primary)
-    assert trend["comparison"]["counters"] and trend["comparison"]["plans"]
-    text = html.read_text()
-    assert "<svg" in text and "across server versions" in text
-    for change in trend["plan_changes"]:  # (at SF 0.01, q03's plan differed between 10.11 and 11.8 here)
-        assert f'id="plan-change-{change["subject"]}-{labels.index(change["version"])}"' in text
+    for day in (("mysql", "2018-04-19"), ("mysql", "2024-04-30")):
+        assert notes[day].startswith("This run measured nothing") and "not applicable here" in notes[day], notes
+    assert not any("measured nothing" in note for (flavor, _), note in notes.items() if flavor == "mariadb"), notes
+    for flavor in LINES:
+        trend, html = max((v for k, v in reports.items() if k[0] == flavor), key=lambda item: len(item[0]["versions"]))
+        assert {v["flavor"] for v in trend["versions"]} == {flavor}, trend["versions"]  # never one flavor over the other
+        if flavor == "mysql":
+            assert [v["server_id"] for v in trend["versions"]] == ["mysql-9.7"] and trend["comparison"] is None
+            continue
+        assert [v["server_id"] for v in trend["versions"]] == ["mariadb-10.5", "mariadb-10.11", "mariadb-11.8"]
+        assert {m["subject"] for m in trend["medians"]} == {"q03", "q06"}
+        # spread beside each median: the quartiles of the version's executions, and their number
+        assert all(m["n"] == 3 and m["q1"] <= m["median"] <= m["q3"] for m in trend["medians"]), trend["medians"]
+        primary = trend["comparison"]["primary"]
+        labels = [v["label"] for v in trend["versions"]]
+        assert {r["subject"] for r in primary} == {"q03", "q06"}
+        for later in labels[1:]:
+            ratio = f"{later} / {labels[0]}"
+            # each ratio with its interval (or why there is none: 3 vs 3 is too few for 95%)
+            assert all(r[ratio] > 0 and r[f"{ratio}: n"] == "3 vs 3" and r[f"{ratio}: 95% CI"] for r in primary), primary
+        assert "physical_reads" in trend["comparison"]["counters"] and trend["comparison"]["plans"]
+        text = html.read_text()
+        assert "<svg" in text and "across server versions" in text and "quartiles" in text
+        for change in trend["plan_changes"]:
+            assert f'id="plan-change-{change["subject"]}-{labels.index(change["version"])}"' in text
     # the already-measured check's key is what the study run recorded: the spec hash of the conf as
     # the triggered run merged it, the exact server version and the host's hash
     from mysqlbench.regression import versions
@@ -389,13 +418,17 @@ def test_backfill_across_server_versions(clone):
     from mysqlbench.results.store import ResultsStore
 
     store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
-    conf = load_regression(SUPPORT / "regression" / "versions_probe.yaml").suite[0].conf
-    for measured in trend["versions"]:
-        target = f"mysqlbench_vprobe_{measured['server_id'].replace('-', '_').replace('.', '_')}"
-        key = {"study": "tpch_power", "server_version": measured["version"], "host_hash": measured["host_hash"],
-               "spec_hash": stable_hash(versions.study_spec_data("tpch_power", {**conf, "target_conn_id": target}))}
-        assert key["spec_hash"] == measured["spec_hash"]
-        assert versions.already_measured(store, key)["run_id"] == measured["run_id"]
+    conf = {**load_regression(clone / "include" / "configs" / "regression" / f"{RELEASES}.yaml").suite[0].conf,
+            "scale_factor": 0.01, "queries": ["q03", "q06"]}  # the README's --dag-run-conf
+    for flavor in LINES:
+        trend = max((v[0] for k, v in reports.items() if k[0] == flavor), key=lambda t: len(t["versions"]))
+        for measured_version in trend["versions"]:
+            target = f"mysqlbench_versions_{measured_version['server_id'].replace('-', '_').replace('.', '_')}"
+            key = {"study": "tpch_power", "server_version": measured_version["version"],
+                   "host_hash": measured_version["host_hash"],
+                   "spec_hash": stable_hash(versions.study_spec_data("tpch_power", {**conf, "target_conn_id": target}))}
+            assert key["spec_hash"] == measured_version["spec_hash"]
+            assert versions.already_measured(store, key)["run_id"] == measured_version["run_id"]
 
 
 @contextlib.contextmanager

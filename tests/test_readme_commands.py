@@ -43,8 +43,12 @@ COVERED = {
     "bin/mysqlbench history tpch_power": "test_server_commands",
     "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'": "test_server_commands",
     "bin/mysqlbench versions prepare": "test_backfill_across_server_versions",
-    "bin/airflow backfill create --dag-id tpch_power_across_versions --from-date 2015-01-01 --to-date 2026-12-01":
-        "test_backfill_across_server_versions (versions_probe, 2023-2025)",
+    "bin/airflow backfill create --dag-id tpch_power_across_versions_mariadb --from-date 2015-01-01 --to-date "
+    "2026-12-01 --dag-run-conf '{\"scale_factor\": 0.01, \"queries\": [\"q03\", \"q06\"]}'":
+        "test_backfill_across_server_versions (as written)",
+    "bin/airflow backfill create --dag-id tpch_power_across_versions_mysql --from-date 2015-01-01 --to-date "
+    "2026-12-01 --dag-run-conf '{\"scale_factor\": 0.01, \"queries\": [\"q03\", \"q06\"]}'":
+        "test_backfill_across_server_versions (as written)",
     "make down": "test_make_down",
     "make clean": "test_make_clean_stops_every_managed_server_first",
 }
@@ -149,6 +153,8 @@ def test_server_commands(clone):
         assert {s["server_version"] for s in results["samples"] if s["task_id"] == "measure_point"} == {up["version"]}
         history = json.loads(run(clone, "bin/mysqlbench history tpch_power").stdout)
         assert history["series"] and all(s["key"]["flavor"] == "mysql" for s in history["series"])
+        # each series' plan, outlined from MySQL's own EXPLAIN FORMAT=JSON: a line per table access
+        assert all(len(s["plans"]) == 1 and all(next(iter(s["plans"].values()))) for s in history["series"])
         run(clone, "bin/airflow dags test regression_on_publish --conf '{\"studies\": [\"tpch_power\"]}'")
         report = json.loads(next((clone / "work" / "reports" / "regression_on_publish").glob("*/regression.json"))
                             .read_text())

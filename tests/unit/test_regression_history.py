@@ -29,11 +29,11 @@ class History:
         self.n = 0
 
     def run(self, value: float, *, facts=FACTS, timeouts: int = 0, valid: bool = True, other_cpu: float = 1.0,
-            knobs=None, variables=None, plan=None):
+            knobs=None, variables=None, plan=None, run_id=None):
         """One tpch_power run of q08: three executions (``timeouts`` of them timed out), their OS
         figures, and the gate's verdict."""
         self.n += 1
-        run_id = f"scheduled__{self.n:03d}"
+        run_id = run_id or f"scheduled__{self.n:03d}"
         host = self.store.keep_host_facts(facts)
         config = self.store.keep_server_snapshot("mariadb", "10.11.19", variables or {"optimizer_search_depth": "62"})
         meta = {**META, "knobs": knobs or {}}
@@ -218,3 +218,20 @@ def test_an_uncommitted_edit_is_named_by_its_diff(tmp_path, monkeypatch):
     assert first.startswith(f"{clean}-dirty-") and second.startswith(f"{clean}-dirty-") and first != second
     assert version() == first
     lineage.package_version.cache_clear()
+
+
+def test_a_run_measured_across_server_versions_is_left_to_its_trend(tmp_path):
+    """Issue 23 item 6: backfilled version runs joined the history as one-run series (each version
+    on its own target) that could never be analysed. They are left out of the regression history,
+    saying that the releases DAG's trend report compares them; a nightly run still counts."""
+    from mysqlbench.regression.history import history
+
+    store_history = History(tmp_path)
+    store_history.run(0.020)
+    version_run = store_history.run(0.030, run_id="tpch_power_across_versions_mysql__mysql-9.7__0123456789ab")
+    runs, left_out = history(store_history.store, ["tpch_power"])
+    assert list(runs["run_id"]) == ["scheduled__001"]
+    [left] = left_out
+    assert left["run_id"] == version_run and not left["invalid"]
+    assert left["why"] == ("measured across server versions by tpch_power_across_versions_mysql: "
+                           "its trend report compares them")

@@ -12,8 +12,9 @@ An ``on_publish`` spec is scheduled on the studies' Assets: every published stud
 backfilled, runs the same analysis for the studies whose Assets fired (or the ``studies`` param of
 a manual run).
 
-A ``releases`` spec is one study across server versions: its schedule is an ``EventsTimetable`` of
-the catalog's release dates (so ``airflow backfill create`` over years makes a run per release),
+A ``releases`` spec is one study across server versions, one DAG per flavor line
+(``<regression>_<flavor>``): its schedule is an ``EventsTimetable`` of that line's release dates in
+the catalog (so ``airflow backfill create`` over years makes a run per release),
 ``measure_version`` picks the server current at the run's logical date and triggers the study on it
 (or is skipped, saying why), and ``trend_report`` compares every version measured so far
 (``regression.versions``).
@@ -126,7 +127,7 @@ def build_regression_dag(spec: RegressionSpec, path: Path) -> DAG:
     return dag
 
 
-def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
+def build_releases_dag(spec: RegressionSpec, path: Path, flavor: str) -> DAG:
     from airflow.timetables.events import EventsTimetable
 
     from mysqlbench.regression import versions
@@ -134,21 +135,20 @@ def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
     from mysqlbench.studies.factory import bench_queue
 
     spec_data = spec.model_dump(mode="json", by_alias=True)
-    events = [pendulum.instance(d) for d in versions.release_events()]
+    events = [pendulum.instance(d) for d in versions.release_events(flavor)]
     study = spec.suite[0].study
+    dag_id = spec.dag_ids()[flavor]
     with DAG(
-        dag_id=spec.regression,
-        description=spec.description or None,
-        schedule=EventsTimetable(event_dates=events, description="server catalog release dates"),
+        dag_id=dag_id,
+        description=f"{spec.description or spec.regression} ({flavor} line)",
+        schedule=EventsTimetable(event_dates=events, description=f"{flavor} release dates in the server catalog"),
         start_date=events[0],
         catchup=False,
         max_active_runs=1,
-        tags=["mysqlbench", "regression", "versions"],
-        params={"flavor": Param(spec.versions.flavor, enum=["mariadb", "mysql"],
-                                description="the server line whose release current at the logical date is measured"),
-                **versions.study_params(spec)},
-        doc_md=f"**{spec.regression}**: {spec.description}\n\nOne `{study}` run per server version: "
-               f"`airflow backfill create --dag-id {spec.regression} --from-date 2015-01-01 --to-date 2026-12-01`. "
+        tags=["mysqlbench", "regression", "versions", flavor],
+        params=versions.study_params(spec),
+        doc_md=f"**{dag_id}**: {spec.description}, {flavor} line\n\nOne `{study}` run per {flavor} release: "
+               f"`airflow backfill create --dag-id {dag_id} --from-date 2015-01-01 --to-date 2026-12-01`. "
                f"Spec: `{path}`.",
     ) as dag:
 
@@ -177,7 +177,7 @@ def build_releases_dag(spec: RegressionSpec, path: Path) -> DAG:
             return result
 
         measured = MeasureVersionOperator(
-            task_id="measure_version", spec_data=spec_data, poke_interval=spec.wait_poke_s, retries=0,
+            task_id="measure_version", spec_data=spec_data, flavor=flavor, poke_interval=spec.wait_poke_s, retries=0,
             execution_timeout=dt.timedelta(seconds=spec.study_timeout_s), **bench_queue())  # it starts servers
         check_suite() >> measured >> trend_report()
     return dag
@@ -189,10 +189,14 @@ def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
     for path in regression_files():
         try:
             spec = load_regression(path)
-            if spec.regression in dags:
-                raise InvalidInput(f"{path}: regression {spec.regression!r} is defined twice")
-            build = build_releases_dag if spec.schedule == RELEASES else build_regression_dag
-            dags[spec.regression] = build(spec, path)
+            taken = sorted(set(spec.dag_ids().values()) & set(dags))
+            if taken:
+                raise InvalidInput(f"{path}: DAG {taken[0]!r} is defined twice")
+            if spec.schedule == RELEASES:
+                for flavor, dag_id in spec.dag_ids().items():
+                    dags[dag_id] = build_releases_dag(spec, path, flavor)
+            else:
+                dags[spec.regression] = build_regression_dag(spec, path)
         except Exception as exc:  # noqa: BLE001 - one broken spec must not hide the others
             log.error("regression spec %s is broken: %s", path, exc)
             errors[str(path)] = [str(exc)]
@@ -210,9 +214,10 @@ def regression_errors() -> list[str]:
         try:
             spec = load_regression(path)
             check_suite(spec)
-            if spec.regression in seen:
-                raise InvalidInput(f"{path}: regression {spec.regression!r} is also defined in {seen[spec.regression]}")
-            seen[spec.regression] = path
+            for dag_id in spec.dag_ids().values():
+                if dag_id in seen:
+                    raise InvalidInput(f"{path}: DAG {dag_id!r} is also defined in {seen[dag_id]}")
+                seen[dag_id] = path
         except Exception as exc:  # noqa: BLE001 - report every broken spec, whatever broke it
             problems.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
     return problems

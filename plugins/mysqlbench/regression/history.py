@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.measure import plan_outline
+from mysqlbench.regression.spec import releases_dag_ids
 from mysqlbench.results.lineage import stable_hash
 from mysqlbench.results.store import ResultsStore, SampleKind, last_try, samples, validations
 from mysqlbench.studies.compare import setting_of
@@ -165,7 +166,18 @@ def executions(store: ResultsStore, studies: list[str], include_invalid: bool = 
     frame["recorded_at"] = pd.to_datetime(frame["recorded_at"], utc=True)
     left_out = []
     keep = set()
+    # a study run a releases DAG triggered measures one server version on that version's own
+    # target: its trend report compares the versions; here it would be a one-run series forever
+    across_versions = {f"{dag_id}__": dag_id for dag_id in releases_dag_ids()}
+    versions_runs = set()
     for (dag_id, run_id), started in frame.groupby(["dag_id", "run_id"])["recorded_at"].min().items():
+        by = next((d for prefix, d in across_versions.items() if run_id.startswith(prefix)), None)
+        if by is not None:
+            versions_runs.add((dag_id, run_id))
+            left_out.append({"dag_id": dag_id, "run_id": run_id, "run_time": started.isoformat(),
+                             "why": f"measured across server versions by {by}: its trend report compares them",
+                             "invalid": False})
+            continue
         state = verdict.get((dag_id, run_id))
         if state is True:
             keep.add((dag_id, run_id))
@@ -173,6 +185,10 @@ def executions(store: ResultsStore, studies: list[str], include_invalid: bool = 
             left_out.append({"dag_id": dag_id, "run_id": run_id, "run_time": started.isoformat(),
                              "why": "validation failed (INVALID run)" if state is False else "not validated",
                              "invalid": state is False})
+    if versions_runs:
+        frame = frame[[(d, r) not in versions_runs for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]]
+        if frame.empty:
+            return pd.DataFrame(), pd.DataFrame(), left_out
     frame["valid"] = [(d, r) in keep for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]
     frame["validated"] = [(d, r) in verdict for d, r in zip(frame["dag_id"], frame["run_id"], strict=True)]
     if not include_invalid:

@@ -21,8 +21,9 @@ class MeasureVersionOperator(TriggerDagRunOperator):
     pick one server cannot both start it; ``max_active_tis_per_dag=1`` makes the check and the
     trigger one step across the backfill's concurrent runs."""
 
-    def __init__(self, *, spec_data: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, *, spec_data: dict[str, Any], flavor: str, **kwargs: Any) -> None:
         self.spec_data = spec_data
+        self.flavor = flavor  # the DAG's flavor line
         study = spec_data["suite"][0]["study"]
         super().__init__(trigger_dag_id=study, conf={}, wait_for_completion=True, deferrable=True,
                          skip_when_already_exists=True, allowed_states=["success"], failed_states=["failed"],
@@ -37,7 +38,7 @@ class MeasureVersionOperator(TriggerDagRunOperator):
 
         spec = RegressionSpec.model_validate(self.spec_data)
         study, ti = spec.suite[0].study, context["ti"]
-        flavor = context["params"]["flavor"]
+        flavor = self.flavor
         when = context.get("logical_date") or context["dag_run"].run_after
         provisioned = None
         try:

@@ -63,13 +63,16 @@ class NotifierSpec(BaseModel):
 
 
 class VersionsSpec(BaseModel):
-    """How a ``releases`` DAG measures each server version: the flavor line a run follows unless its
-    conf says otherwise, and the ports of the managed targets it runs them on (``port_base`` plus
-    the server's position in the catalog, so each server has its own port and datadir)."""
+    """How a ``releases`` spec measures each server version: the flavor lines it follows (one DAG
+    per line, ``<regression>_<flavor>``, scheduled on that line's release dates, so a backfill of
+    one line never finds its dates taken by the other's runs and a trend never divides one flavor
+    by another), and the ports of the managed targets it runs them on (``port_base`` plus the
+    server's position in the catalog, so each server has its own port and datadir)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    flavor: Literal["mariadb", "mysql"] = "mariadb"
+    flavors: list[Literal["mariadb", "mysql"]] = Field(["mariadb", "mysql"], min_length=1,
+                                                       description="one releases DAG per flavor line")
     port_base: int = Field(3370, ge=1025, le=65000)
     target_prefix: str = Field("versions", description="managed targets are named PREFIX_<server id>")
 
@@ -77,6 +80,13 @@ class VersionsSpec(BaseModel):
     @classmethod
     def _prefix(cls, value: str) -> str:
         return check_name(value, "target name prefix")
+
+    @field_validator("flavors")
+    @classmethod
+    def _flavors(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"each flavor line once: {value}")
+        return value
 
 
 class RegressionSpec(BaseModel):
@@ -136,6 +146,13 @@ class RegressionSpec(BaseModel):
         elif self.versions is not None:
             raise ValueError("versions: only a releases DAG (schedule: releases) measures across server versions")
         return self
+
+    def dag_ids(self) -> dict[str, str]:
+        """The DAG ids this spec makes: one per flavor line for a releases spec (flavor -> id),
+        else its own name."""
+        if self.schedule == RELEASES:
+            return {flavor: f"{self.regression}_{flavor}" for flavor in self.versions.flavors}
+        return {"": self.regression}
 
     def analysed_studies(self) -> list[str]:
         if self.studies is not None:
@@ -197,3 +214,16 @@ def load_regression(path: Path) -> RegressionSpec:
     except (yaml.YAMLError, ValidationError) as exc:
         raise InvalidInput(f"{path}: {exc}") from exc
     return spec
+
+
+def releases_dag_ids() -> list[str]:
+    """Every DAG a releases spec makes (a broken spec is lint's to report, not this list's)."""
+    out = []
+    for path in regression_files():
+        try:
+            spec = load_regression(path)
+        except InvalidInput:
+            continue
+        if spec.schedule == RELEASES:
+            out.extend(spec.dag_ids().values())
+    return out

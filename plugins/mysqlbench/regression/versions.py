@@ -1,16 +1,17 @@
 """One study across server versions (a ``releases`` regression spec): the plain steps its DAG wires.
 
-The DAG's schedule is the catalog's release dates (``include/configs/servers.yaml``, every flavor),
-so ``airflow backfill create --from-date 2015-01-01 --to-date 2026-12-01`` makes one run per release
-in the range, not one per day. A run's logical date picks the server of the chosen flavor line that
-was current then (``servers.current_at``): a release day of the other flavor picks the same server
-as the run before it, and that run is skipped as already measured. Each server runs as its own
+A spec makes one DAG per flavor line (``<regression>_mariadb``, ``<regression>_mysql``), scheduled
+on that line's release dates (``include/configs/servers.yaml``), so ``airflow backfill create
+--from-date 2015-01-01 --to-date 2026-12-01`` makes one run per release of the line in the range,
+not one per day, and a backfill of one line never finds its dates taken by the other's (Airflow
+decides "already exists" by DAG and logical date). A run's logical date picks the server of the
+line that was current then (``servers.current_at``). Each server runs as its own
 managed target (``<prefix>_<server id>`` on ``port_base`` + its catalog position, its own datadir);
 ``prepare`` defines those targets and their Airflow connections up front from the command line,
 because a task may not write Airflow's metadata database (Airflow 3 blocks it). The measurement is
 the study's own DAG run, triggered with the target in its conf, so it is validated, reported and
 published as any other run and joins the regression history. ``trend`` reads the valid runs this
-DAG triggered and compares them per server version with ``studies.compare``.
+DAG triggered (so one flavor line) and compares them per server version with ``studies.compare``.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ class NotMeasured(MysqlbenchError):
 
 
 # -- which server, on which target -------------------------------------------------------------------
-def release_events() -> list[dt.datetime]:
-    """Every catalog release date (all flavors), midnight UTC: the DAG's schedule."""
-    return [dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc) for day in servers.release_dates()]
+def release_events(flavor: str) -> list[dt.datetime]:
+    """The catalog release dates of one flavor line, midnight UTC: its DAG's schedule."""
+    return [dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc) for day in servers.release_dates(flavor)]
 
 
 def target_of(server_id: str, versions) -> dict[str, Any]:
@@ -239,11 +240,14 @@ def study_run_id(dag_id: str, server_id: str, key: dict[str, Any], attempt: int 
 # -- the trend across versions -----------------------------------------------------------------------
 def trend(store, study: str, dag_id: str) -> dict[str, Any]:
     """Per server version (oldest release first), from the newest valid study run this DAG
-    triggered for it: the primary metric's median per unit and setting with ratios to the oldest,
+    triggered for it (one flavor line: a releases DAG follows one): the primary metric's median
+    per unit and setting with its spread (quartiles, n executions) and the ratio to the oldest with
+    its interval,
     each counter's median (absent where a server lacks it), the plan structure per version and the
     versions where it changed. Built on ``studies.compare``, as the study and UI comparisons are."""
     import sqlalchemy as sa
 
+    from mysqlbench.counters import with_derived
     from mysqlbench.regression.history import STUDY_SUITE_TASK
     from mysqlbench.results.store import last_try, measured_by, samples, validations
     from mysqlbench.studies.compare import as_records, compare, frame_of_runs, server_of, setting_of
@@ -295,10 +299,13 @@ def trend(store, study: str, dag_id: str) -> dict[str, Any]:
         return out
     frame, plans = frame_of_runs(labelled, workload.primary)
     ok = frame[frame["status"] == "ok"].assign(setting=lambda f: f["point"].map(setting_of))
-    out["medians"] = [{"subject": s, "setting": st, "version": v, "median": float(m)} for (s, st, v), m in
-                      ok.groupby(["subject", "setting", "server"])["primary"].median().items()]
+    spread = ok.groupby(["subject", "setting", "server"])["primary"].agg(
+        median="median", q1=lambda x: x.quantile(0.25), q3=lambda x: x.quantile(0.75), n="count")
+    out["medians"] = [{"subject": s, "setting": st, "version": v, "median": float(row["median"]),
+                       "q1": float(row["q1"]), "q3": float(row["q3"]), "n": int(row["n"])}
+                      for (s, st, v), row in spread.iterrows()]
     if len(versions) > 1:
-        comparison = compare(frame, workload.primary, tuple(spec.counters), plans, band=spec.min_effect)
+        comparison = compare(frame, workload.primary, with_derived(spec.counters), plans, band=spec.min_effect)
         out["comparison"] = as_records(comparison)
         out["plan_changes"] = plan_changes(comparison.get("plans"), [v["label"] for v in versions])
         out["_tables"] = comparison
@@ -379,9 +386,14 @@ def _trend_svg(result: dict[str, Any], subject: str) -> str:
     fig, ax = plt.subplots(figsize=(9, 3.4))
     settings = sorted({m["setting"] for m in result["medians"] if m["subject"] == subject})
     for setting in settings:
-        values = {m["version"]: m["median"] for m in result["medians"]
-                  if m["subject"] == subject and m["setting"] == setting}
-        ax.plot(range(len(labels)), [values.get(label, float("nan")) for label in labels], "o-", label=setting)
+        values = {m["version"]: m for m in result["medians"] if m["subject"] == subject and m["setting"] == setting}
+        nan = {"median": float("nan"), "q1": float("nan"), "q3": float("nan")}
+        got = [values.get(label, nan) for label in labels]
+        medians = [m["median"] for m in got]
+        # the whiskers are the quartiles of the version's executions: a step inside them is noise
+        ax.errorbar(range(len(labels)), medians, yerr=[[m["median"] - m["q1"] for m in got],
+                                                       [m["q3"] - m["median"] for m in got]],
+                    fmt="o-", capsize=3, label=setting)
     for change in result["plan_changes"]:
         if change["subject"] == subject:
             position = labels.index(change["version"])
@@ -391,6 +403,6 @@ def _trend_svg(result: dict[str, Any], subject: str) -> str:
                         textcoords="offset points", xytext=(2, -10))
     ax.set_xticks(range(len(labels)), labels, fontsize=7)
     ax.set_ylabel(f"{result['primary_metric']}, {result['unit']} ({result['better']} is better)")
-    ax.set_title(f"{result['study']} {subject}: median per server version", fontsize=9)
+    ax.set_title(f"{result['study']} {subject}: median per server version (whiskers: quartiles)", fontsize=9)
     ax.legend(fontsize=7, loc="best")
     return inline_svg(fig)
