@@ -194,11 +194,17 @@ def test_why_each_comparison_stopped():
 
 def test_a_trigger_cannot_ask_for_more_rounds_than_the_dag_has():
     """The DAG's round tasks come from the spec file: a fixed-repetition study triggered with auto
-    is refused before any task touches a server, and says where to set it."""
+    is refused before any task touches a server, and says where to set it; an auto study (the
+    shipped on/off studies) takes a fixed count, or tighter limits, but not more rounds."""
     from mysqlbench.errors import InvalidInput
     from mysqlbench.studies.steps import merged_spec
 
     with pytest.raises(InvalidInput, match=r"repetitions: auto with these limits measures in up to 5 rounds, but the "
-                                           r"tpch_bka_study DAG has 1 \(its rounds are built from .*tpch_bka_study.yaml\)"):
-        merged_spec("tpch_bka_study", {"repetitions": "auto"})
-    assert merged_spec("tpch_bka_study", {"repetitions": 5}).rounds() == [(0, 5)]
+                                           r"tpch_power DAG has 1 \(its rounds are built from .*tpch_power.yaml\)"):
+        merged_spec("tpch_power", {"repetitions": "auto"})
+    assert merged_spec("tpch_power", {"repetitions": 5}).rounds() == [(0, 5)]
+    assert merged_spec("tpch_bka_study", {}).sequential  # the shipped default
+    assert merged_spec("tpch_bka_study", {"repetitions": 4}).rounds() == [(0, 4)]
+    assert len(merged_spec("tpch_bka_study", {"max_repetitions": 8}).rounds()) == 3
+    with pytest.raises(InvalidInput, match="measures in up to 9 rounds, but the tpch_bka_study DAG has 5"):
+        merged_spec("tpch_bka_study", {"max_repetitions": 20})
