@@ -311,6 +311,11 @@ def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
     status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[-1]}", token)
     assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
     assert "B: mariadb 11.8" in side and "Plan structure" in side
+    # what does not exist is 404, and no page (FastAPI's docs included) is served without a login
+    assert get(base, "/mysqlbench/runs/tpch_power/manual__no_such_run", token)[0] == 404
+    assert get(base, "/mysqlbench/runs/tpch_load/manual__no_such_run", token)[0] == 404
+    for unserved in ("/mysqlbench/docs", "/mysqlbench/redoc", "/mysqlbench/openapi.json"):
+        assert get(base, unserved)[0] in (401, 404) and get(base, unserved, token)[0] == 404, unserved
     for bad in ("/mysqlbench/reports/tpch_power/..%2F..%2F..%2F.airflow/airflow.cfg",
                 "/mysqlbench/reports/x/y/results.db", "/mysqlbench/runs/tpch_power/..%2F..%2Fx"):
         assert get(base, bad, token)[0] in (400, 404), bad

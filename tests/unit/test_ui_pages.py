@@ -86,3 +86,33 @@ def test_the_run_list_links_each_generated_run_id_to_its_page():
     page = "".join(_study_runs("/mysqlbench", "tpch_power", runs, limit=INDEX_RUNS))
     assert "href='/mysqlbench/runs/tpch_power/manual__2026-12-04T16%3A49%3A28.045205%2B00%3A00'" in page
     assert "<option value='manual__2026-12-04T16:49:28.045205+00:00'" in page
+
+
+def test_a_run_without_a_report_is_404_unless_it_is_a_known_run_of_a_reporting_dag():
+    """Issue 24 item 4: an unknown DAG or run answered 200 "No report (yet)", and so did every
+    tpch_load run. A study, regression or releases DAG's known run without a report says its state
+    in words; anything else is 404."""
+    from mysqlbench.ui.app import no_report, reporting_dags
+
+    dags = reporting_dags()
+    assert {"tpch_bka_study", "tpcc_bp_sweep_study", "nightly_regression", "tpch_power_across_versions_mysql"} <= dags
+    assert "tpch_load" not in dags and "tpcc_load" not in dags
+    assert no_report("tpch_load", "manual__x", False, "success")[0] == 404
+    assert no_report("no_such_dag", "manual__x", False, None)[0] == 404
+    assert no_report("tpch_power", "manual__gone", False, None) == (404, "no run manual__gone of tpch_power")
+    status, words = no_report("tpch_power", "manual__x", False, "running")
+    assert status == 200 and words.startswith("This run is running") and "not validated" not in words
+    status, words = no_report("tpch_power", "manual__x", False, "failed")
+    assert status == 200 and "ended failed without a report" in words
+    assert no_report("tpch_power", "manual__x", True, None)[0] == 200  # recorded: the store knows it
+
+
+def test_no_page_is_served_outside_airflows_login():
+    """FastAPI's /docs, /redoc and /openapi.json are served outside an app's dependencies: the app
+    has none of them, so every route it has is behind Airflow's authentication."""
+    from mysqlbench.ui.app import create_app
+
+    app = create_app()
+    paths = {route.path for route in app.routes}
+    assert not paths & {"/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"}, paths
+    assert app.router.dependencies  # Airflow's requires_access_view, on every route

@@ -264,6 +264,46 @@ def rerun_conf(store, dag_id: str, run_id: str, allow: bool) -> dict[str, Any]:
     return conf
 
 
+def reporting_dags() -> set[str]:
+    """The DAGs that write a Benchmark report: every study, regression and releases DAG."""
+    from mysqlbench.regression.spec import load_regression, regression_files
+    from mysqlbench.studies.spec import study_files
+
+    out = {path.stem for path in study_files()}
+    for path in regression_files():
+        try:
+            out.update(load_regression(path).dag_ids().values())
+        except Exception:  # noqa: BLE001 - a broken spec is lint's to report
+            continue
+    return out
+
+
+def no_report(dag_id: str, run_id: str, recorded: bool, state: str | None) -> tuple[int, str]:
+    """What a run's Benchmark tab says when there is no report: 404 for a DAG that writes none or a
+    run nobody knows, else the run's state in words."""
+    if dag_id not in reporting_dags():
+        return 404, f"{dag_id} writes no Benchmark report (only study, regression and releases DAGs do)"
+    if state is None and not recorded:
+        return 404, f"no run {run_id} of {dag_id}"
+    if state in ("queued", "running", None):
+        return 200, (f"This run is {state or 'under way'}: its report is written by its report task, once "
+                     "its points are measured and validated.")
+    return 200, (f"This run ended {state} without a report: it stopped before its report task (a refused "
+                 "spec or a failed step; its task logs in Airflow say which).")
+
+
+def _airflow_run_state(dag_id: str, run_id: str) -> str | None:
+    """The run's state in Airflow's metadata database (this page runs in the api-server), or None
+    when Airflow has no such run."""
+    import sqlalchemy as sa
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        state = session.scalar(sa.select(DagRun.state).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
+    return None if state is None else str(state.value if hasattr(state, "value") else state)
+
+
 def _same_origin(request: Request) -> None:
     """A state-changing form post must come from this server's own pages (no cross-site post
     riding on the UI's token cookie)."""
@@ -313,8 +353,10 @@ def create_app() -> FastAPI:
     from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
     from airflow.api_fastapi.core_api.security import requires_access_view
 
-    app = FastAPI(title="mysqlbench", description="Benchmark results (read-only)",
-                  dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
+    # no /docs, /redoc or /openapi.json: FastAPI serves those outside the app's dependencies, so
+    # without a login (issue 24); every page here is behind Airflow's authentication
+    app = FastAPI(title="mysqlbench", description="Benchmark results (read-only)", docs_url=None, redoc_url=None,
+                  openapi_url=None, dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
 
     @app.get("/", response_class=HTMLResponse)
     def index(request: Request) -> HTMLResponse:
@@ -360,7 +402,10 @@ def create_app() -> FastAPI:
                         "<button type='submit'>side by side</button></form>")
         run_dir = report_location(store, dag_id, run_id)
         if run_dir is None:
-            return _page(run_id, *head, "<p>No report for this run (yet): a study writes it in its report task.</p>")
+            status, words = no_report(dag_id, run_id, validity is not None, _airflow_run_state(dag_id, run_id))
+            if status == 404:
+                raise HTTPException(status_code=404, detail=words)
+            return _page(run_id, *head, f"<p>{html.escape(words)}</p>")
         src = f"{_base(request)}/reports/{dag_id}/{run_dir}/index.html"
         if validity:  # a study run: it can be reproduced
             head.append(f"<form action='{run_href(_base(request), dag_id, run_id)}/rerun' method='post'>"
