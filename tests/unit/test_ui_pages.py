@@ -27,6 +27,10 @@ def test_the_index_caps_a_study_and_links_to_all_of_its_runs():
     # the compare form offers every run, not only the shown ones; A the one before the newest
     assert index.count("<option") == 2 * len(runs)
     assert "<option value='run_061' selected>" in index and "<option value='run_062' selected>" in index
+    # valid green, INVALID red, and a run not validated yet in neither (it may still be running)
+    assert "<td class='ok'>valid</td>" in index and "<td class='bad'>INVALID</td>" in index
+    pending = "".join(_study_runs("/mysqlbench", "tpch_power", [{**runs[0], "validity": "not validated"}], limit=None))
+    assert "<td class='pending'>not validated</td>" in pending
 
 
 def test_one_run_has_nothing_to_compare_and_names_are_escaped():

@@ -36,7 +36,7 @@ FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
 INDEX_RUNS = 50  # runs per study on the index page; /studies/{dag_id} lists them all
 MEDIA = {"html": "text/html; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json"}
 STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
-         "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}"
+         "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}.pending{color:#666}"
          "iframe{width:100%;height:85vh;border:1px solid #ccc}</style>")
 
 
@@ -154,12 +154,18 @@ def _study_runs(base: str, dag_id: str, runs: list[dict[str, Any]], limit: int |
     out.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
         f"<tr><td><a href='{run_href(base, dag_id, r['run_id'])}'>{html.escape(r['run_id'])}"
         f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
-        f"<td class='{'ok' if r['validity'] == 'valid' else 'bad'}'>{html.escape(r['validity'])}</td></tr>"
+        f"<td class='{_validity_class(r['validity'])}'>{html.escape(r['validity'])}</td></tr>"
         for r in shown) + "</table>")
     if len(shown) < len(runs):
         out.append(f"<p><a href='{base}/studies/{html.escape(dag_id)}'>all {len(runs)} runs of "
                    f"{html.escape(dag_id)}</a></p>")
     return out
+
+
+def _validity_class(validity: str) -> str:
+    """valid in green, INVALID in red, a run not validated yet (running, or stopped before its
+    validation) in grey: never the red of INVALID."""
+    return {"valid": "ok", "INVALID": "bad"}.get(validity, "pending")
 
 
 def other_reports(store) -> list[dict[str, Any]]:
@@ -391,7 +397,7 @@ def create_app() -> FastAPI:
         validity = next((r for r in runs if r["run_id"] == run_id), None)
         head = [f"<h1>{html.escape(dag_id)} / {html.escape(run_id)}</h1>"]
         if validity:
-            head.append(f"<p class='{'ok' if validity['validity'] == 'valid' else 'bad'}'>"
+            head.append(f"<p class='{_validity_class(validity['validity'])}'>"
                         f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
                         "</p>")
         others = [r for r in runs if r["run_id"] != run_id]
