@@ -138,8 +138,12 @@ def test_report_is_written_with_charts_tables_and_findings(bka_run):
     html = (directory / "index.html").read_text()
     assert "INVALID" not in html and "primary_q03_bka.png" in html and "Warm vs cold" in html
     assert (directory / "primary_q03_bka.png").stat().st_size > 5000 and "TPC-H-derived" in html
-    # the OS metrics of the measured windows, charted in every report (TPC-H's too)
-    assert "os_metrics.png" in html and (directory / "os_metrics.png").stat().st_size > 20000
+    # the OS metrics of the measured windows, charted in every report (TPC-H's too), or, where every
+    # window is shorter than the 1 s sampling (SF 0.01's queries usually are), the reason there is none
+    charted = "os_metrics.png" in html and (directory / "os_metrics.png").stat().st_size > 20000
+    assert charted or "No OS chart: every measured window was shorter than the 1 s OS sampling" in html
+    assert "&lt;NA&gt;" not in html and ">None<" not in html  # the per-point table reads as words
+    assert "<th>Handler_mrr_rowid_refills</th>" in html  # the MRR buffer's signal, in the counter table
     summary = json.loads((directory / "summary.json").read_text())
     assert summary["valid"] and any(s.startswith("bka on vs off, cold cache") for s in summary["findings"])
 

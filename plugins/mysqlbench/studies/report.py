@@ -100,13 +100,19 @@ def _rates(offsets: list[float], values: list[float | None], *, per_second: bool
     return xs, ys
 
 
-def _os_chart(series: pd.DataFrame, path: Path) -> bool:
+def _os_chart(series: pd.DataFrame, path: Path) -> str | None:
     """Every OS series of the measured windows (repetition 0 of each point and unit), one panel
-    per figure, one line per window, from the samples taken every second."""
+    per figure, one line per window, from the samples taken every second. None when drawn, else
+    why there is no chart (a figure of empty panels says nothing)."""
     plt = _pyplot()
     panels = [(metric, title) for metric, title in OS_PANELS if (series["metric"] == metric).any()]
     if not panels:
-        return False
+        return "No OS chart: no OS samples were recorded for the measured windows."
+    lengths = [max(json.loads(s)["offsets_s"] or [0.0]) for s in series["series"]]
+    if all(length < 1.0 for length in lengths):
+        return (f"No OS chart: every measured window was shorter than the 1 s OS sampling (the longest "
+                f"{max(lengths, default=0.0):.2f} s), so no window has a whole sample to draw; each "
+                "execution's OS figures over its window are still recorded (os_* samples).")
     columns = 3
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(15, 3.2 * rows), squeeze=False)
@@ -126,7 +132,18 @@ def _os_chart(series: pd.DataFrame, path: Path) -> bool:
     fig.tight_layout(rect=(0, 0.06, 1, 0.97))
     fig.savefig(path, dpi=100)
     plt.close(fig)
-    return True
+    return None
+
+
+def _readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-point table as a reader wants it: warmth as yes/no ("-" where a point is not warmed,
+    a cold one), no reason as an empty cell: never pandas' "<NA>" or Python's "None"."""
+    out = table.copy()
+    if "warm" in out:
+        out["warm"] = out["warm"].map(lambda v: "-" if pd.isna(v) else "yes" if v else "no").astype(object)
+    if "not_applicable" in out:
+        out["not_applicable"] = out["not_applicable"].map(lambda v: "" if v is None or pd.isna(v) else v)
+    return out
 
 
 VERDICT_WORDS = ("<p>How to read a verdict: <b>more</b> or <b>less</b> only when the whole confidence interval "
@@ -242,7 +259,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
             c["stopped"] = stopped[comparison_key(c)]
     sentences = findings(said)
     valid = bool(validation.get("success"))
-    charts = []
+    charts, chart_notes = [], []
     for subject in sorted(summary["subject"].unique()) if not summary.empty else []:
         if summary[(summary["subject"] == subject)]["median"].notna().any():
             name = f"primary_{subject}.png"
@@ -250,8 +267,11 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
             charts.append(name)
     if not series.empty:
         first = series[series["repetition"] == 0]
-        if _os_chart(first, directory / "os_metrics.png"):
+        why_not = _os_chart(first, directory / "os_metrics.png")
+        if why_not is None:
             charts.append("os_metrics.png")
+        else:
+            chart_notes.append(why_not)
         for metric, group in first.groupby("metric"):
             if metric.startswith("os_"):
                 continue  # in the OS figure
@@ -263,8 +283,8 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
         cols = [c for c in ("subject", "point", "cache", "runs", "median", "min", "max", "cv", "median_server",
                             "timeouts", "killed", "warm", "not_applicable") if c in summary]
         tables.append((f"{workload.primary.title.capitalize()} per point ({workload.primary.name}, "
-                       f"{workload.primary.unit})", summary[cols].to_html(index=False, float_format="%.4f",
-                                                                         na_rep="absent")))
+                       f"{workload.primary.unit})", _readable(summary[cols]).to_html(index=False, float_format="%.4f",
+                                                                                    na_rep="absent")))
         for subject, group in summary.groupby("subject"):
             table = group.set_index("point")[[c for c in counters if c in group]].T
             tables.append((f"Counters for {subject} (median delta per execution; settings as columns; "
@@ -343,6 +363,7 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
                     + "".join(f"<li>{esc(_try_words(t))}</li>" for t in tries) + "</ul>")
     if flags:
         body.append("<h2>Noise</h2><ul>" + "".join(f"<li>{esc(f)}</li>" for f in flags) + "</ul>")
+    body += [f"<p>{esc(note)}</p>" for note in chart_notes]
     body += [f"<img src='{name}' alt='{name}'>" for name in charts]
     body += [f"<h2>{esc(title)}</h2>{table}" for title, table in tables]
     if plan_groups:

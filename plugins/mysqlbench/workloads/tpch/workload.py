@@ -149,7 +149,8 @@ class TpchWorkload(StudyWorkload):
 
     def summary_counters(self) -> tuple[str, ...]:
         wanted = ("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_ahead", "Innodb_buffer_pool_read_requests",
-                  "Innodb_data_read", "Handler_mrr_init", "Handler_read_key", "Handler_read_next",
+                  "Innodb_data_read", "Handler_mrr_init", "Handler_mrr_rowid_refills", "Handler_read_key",
+                  "Handler_read_next",
                   "Handler_read_rnd_next", "Created_tmp_disk_tables", "Select_scan", "Sort_scan")
         return (PHYSICAL_READS, *(c for c in wanted if c in self.spec.counters), "pages_data_bytes")
 
