@@ -80,3 +80,24 @@ def test_nan_is_refused_by_the_trigger_form_and_the_spec():
             params[key] = float("nan")
     with pytest.raises(InvalidInput, match="min_effect: Input should be a finite number"):
         load_spec("tpch_bka_study", {"min_effect": float("nan")})
+
+
+def test_the_form_draws_fixed_choices_as_a_multi_select_and_titles_read_right():
+    """Issue 24 item 3: "Cache modes" was a free-text box (Airflow's form draws a multi-select for
+    a top-level `examples` list, not for `items.enum`), and TPC-H's units were titled "Querys"."""
+    from airflow.sdk.definitions.param import ParamsDict
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from mysqlbench.studies.form import form_params, plural
+    from mysqlbench.studies.spec import load_spec
+
+    params = form_params(load_spec("tpch_bka_study"))
+    cache = params["cache"].schema
+    assert cache["type"] == "array" and cache["examples"] == cache["items"]["enum"] == ["warm", "cold"]
+    assert params["units"].schema["title"] == "Queries"
+    assert [plural(w) for w in ("query", "test", "run", "operation", "mix", "day")] == \
+        ["queries", "tests", "runs", "operations", "mixes", "days"]
+    checked = ParamsDict(params)
+    checked["cache"] = ["cold"]
+    with pytest.raises(ParamValidationError):  # the examples offer, the enum still decides
+        checked["cache"] = ["lukewarm"]

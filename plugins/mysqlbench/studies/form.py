@@ -26,8 +26,14 @@ NOT_NAN = {"not": {"type": "number", "minimum": 1.7e308, "maximum": -1.7e308}}
 
 
 def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
-    """Pydantic's property schema as Airflow's Param takes it, NaN refused for numbers."""
+    """Pydantic's property schema as Airflow's Param takes it, NaN refused for numbers. A list of
+    fixed choices also gets them as ``examples``: Airflow's form draws a multi-select for a
+    top-level ``examples`` list, and a free-text box for ``items.enum`` alone (which still
+    validates)."""
     schema = _param_schema(prop)
+    choices = (schema.get("items") or {}).get("enum") if schema.get("type") in ("array", ["array", "null"]) else None
+    if choices:
+        schema = {**schema, "examples": list(choices)}
     types = schema.get("type")
     return {**schema, **NOT_NAN} if "number" in (types if isinstance(types, list) else [types]) else schema
 
@@ -47,6 +53,13 @@ def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
         return {"type": [first.get("type", "string"), "null"], **{k: v for k, v in first.items()
                                                                    if k in _SCHEMA_KEYS and k != "type"}}
     return {k: v for k, v in prop.items() if k in _SCHEMA_KEYS}
+
+
+def plural(noun: str) -> str:
+    """English plural of a unit's name: query -> queries, test -> tests, mix -> mixes."""
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
 
 
 def form_fields() -> list[tuple[str, str, dict[str, Any]]]:
@@ -97,7 +110,7 @@ def form_params(spec: StudySpec) -> dict[str, Any]:
         prop = schema.get(name) or schema.get(StudySpec.model_fields[name].alias or name)
         kwargs = _json_schema(prop)
         if name == "units":
-            form = {**form, "title": f"{workload_class(spec.workload).unit_title.capitalize()}s"}
+            form = {**form, "title": plural(workload_class(spec.workload).unit_title).capitalize()}
         params[param] = Param(data.get(name), title=form["title"], description=StudySpec.model_fields[name].description
                               or "", section=form["section"], **kwargs)
     params.update(rerun_params())
