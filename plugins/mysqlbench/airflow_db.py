@@ -23,6 +23,8 @@ BUSY_TIMEOUT_S = 60.0
 
 # sqlite3.connect(timeout=...): how long a connection waits for another's write lock
 SQLITE_CONNECT_ARGS: dict = {"timeout": BUSY_TIMEOUT_S}
+# aiosqlite passes its keyword arguments on to sqlite3.connect (the api-server's async engine)
+SQLITE_CONNECT_ARGS_ASYNC: dict = {"timeout": BUSY_TIMEOUT_S}
 
 
 class WriterConnection(sqlite3.Connection):
@@ -47,5 +49,3 @@ def _begin_immediate(conn) -> None:
 
 if not sa.event.contains(sa.engine.Engine, "begin", _begin_immediate):
     sa.event.listen(sa.engine.Engine, "begin", _begin_immediate)
-# aiosqlite passes its keyword arguments on to sqlite3.connect (the api-server's async engine)
-SQLITE_CONNECT_ARGS_ASYNC: dict = {"timeout": BUSY_TIMEOUT_S}
