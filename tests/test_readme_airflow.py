@@ -519,6 +519,18 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
                 expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
                 page.screenshot(path=artifacts / "benchmarks.png")
+                # the trigger form draws a list of fixed choices as a multi-select (issue 24 item 3:
+                # "Cache modes" was a free-text box), each chosen value a removable chip
+                page.goto(f"{base}/dags/tpch_bka_study")
+                page.get_by_role("button", name="Trigger").first.click()
+                page.get_by_text("Sweep", exact=True).click()
+                cache = page.locator("#element_cache")
+                expect(cache).to_be_visible(timeout=30_000)
+                assert cache.evaluate("e => e.tagName") != "TEXTAREA"
+                expect(cache).to_contain_text("cold")
+                expect(cache).to_contain_text("warm")
+                page.screenshot(path=artifacts / "trigger_form.png")
+                page.keyboard.press("Escape")
                 # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)
                 page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
                 page.get_by_role("link", name="Benchmark report").click()
