@@ -105,6 +105,9 @@ class StudyWorkload(ABC):
     params_model: ClassVar[type[BaseModel]]
     # a driver warms the cache in its own rampup, inside the window; a query is warmed by untimed runs
     warms_in_window: ClassVar[bool] = False
+    # its cold and warm caches are InnoDB's buffer pool, so a cold execution reads pages from disk
+    # and a warm one almost none (validated); a CPU or file test's cache is not
+    buffer_pool_cache: ClassVar[bool] = True
     # measuring changes the data (a driver's transactions): every repetition starts from the
     # verified dataset again (``reset_dataset``), then a (re)start of a managed server
     changes_dataset: ClassVar[bool] = False

@@ -127,6 +127,7 @@ class SysbenchCpuWorkload(_SysbenchWorkload):
     dataset_model = NoDataset
     params_model = CpuParams
     test = "cpu"
+    buffer_pool_cache = False  # a CPU test reads no pages
 
     @classmethod
     def check_units(cls, units: list[str], dataset) -> None:
@@ -204,6 +205,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
     primary = Metric("io_mib_per_s", "MiB/s", Better.HIGHER, "throughput")
     dataset_model = FileioDataset
     params_model = FileioParams
+    buffer_pool_cache = False  # its cache is the OS page cache of its own files
     sweep_params = ("threads", "block_size", "direct")
     test = "fileio"
 
