@@ -96,7 +96,10 @@ def test_the_report_has_the_seeds_table(on_mariadb):
     assert all(all(r[c] is not None for c in columns) for r in table)  # MyISAM and InnoDB side by side
     (bulk_title,) = [t for t in summary["tables"] if t.startswith("Bulk insert of 2000 rows")]
     assert all(summary["tables"][bulk_title][0][c] > 0 for c in columns)
-    assert "os_metrics.png" in (directory / "index.html").read_text()
+    # the OS chart, or where every window is shorter than the 1 s sampling (this test's 2,000 rows
+    # usually are), the reason there is none instead of empty panels
+    html = (directory / "index.html").read_text()
+    assert "os_metrics.png" in html or "No OS chart: every measured window was shorter than the 1 s OS sampling" in html
 
 
 def test_on_mysql_myisam_partitions_are_not_applicable(bag):
