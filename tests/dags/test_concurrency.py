@@ -80,7 +80,7 @@ def test_concurrent_studies_wait_and_each_point_runs_with_its_own_settings(airfl
     wanted = {"tpch_bka_study": 64 << 20, "tpch_icp_study": 512 << 20}
     windows = []
     for dag_id in ("tpch_bka_study", "tpch_icp_study", "probe_study"):
-        rows = store.rows(samples, dag_id=dag_id, run_id=run_ids[dag_id], task_id="measure_point")
+        rows = store.measured_rows(samples, dag_id=dag_id, run_id=run_ids[dag_id])
         assert rows, dag_id
         for row in rows:
             if dag_id in wanted:  # the settings read back in the point are the point's own

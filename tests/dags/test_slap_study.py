@@ -36,7 +36,7 @@ def run(bag, **conf):
 
 
 def rows_of(run_):
-    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+    return ResultsStore().measured_rows(samples, dag_id=run_.dag_id, run_id=run_.run_id)
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def test_a_cold_tpch_point_restarts_and_drops_the_cache_over_ssh(ssh_target, ssh
     commands = sshd.commands()[before:]
     assert any("bin/mysqlbench target restart test" in c for c in commands), commands
     assert any("iflag=nocache" in c and str(managed.datadir) in c for c in commands), commands
-    rows = ResultsStore().rows(samples, dag_id=out.dag_id, run_id=out.run_id, task_id="measure_point")
+    rows = ResultsStore().measured_rows(samples, dag_id=out.dag_id, run_id=out.run_id)
     (timed,) = [r for r in rows if r["metric"] == "client_seconds"]
     assert timed["status"] == "ok" and timed["value"] > 0
     evidence = json.loads(timed["metadata"])["cache_evidence"]
@@ -110,7 +110,7 @@ def test_mariadb_slap_runs_on_the_benchmark_host(airflow_db, target, bench_passw
     slaps = [c for c in commands if "mariadb-slap --defaults-file=/tmp/mysqlbench-" in c]
     assert len(slaps) >= 2 and all("--concurrency=3" in c for c in slaps)  # warm-up and measured runs, there
     assert bench_password not in "\n".join(commands)
-    rows = ResultsStore().rows(samples, dag_id=out.dag_id, run_id=out.run_id, task_id="measure_point")
+    rows = ResultsStore().measured_rows(samples, dag_id=out.dag_id, run_id=out.run_id)
     clients = [r for r in rows if r["metric"] == "clients"]
     assert {r["value"] for r in clients} == {3.0}
     facts = json.loads(clients[0]["metadata"])["slap"]

@@ -45,6 +45,11 @@ def rows(run_, table=samples, **where):
     return ResultsStore().rows(table, dag_id=run_.dag_id, run_id=run_.run_id, **where)
 
 
+def measured_of(run_):
+    """The run's samples from its measuring tasks, every round's (a fixed count: two half rounds)."""
+    return ResultsStore().measured_rows(samples, dag_id=run_.dag_id, run_id=run_.run_id)
+
+
 def states(run_) -> dict[str, set[str]]:
     from airflow.models import TaskInstance
     from airflow.utils.session import create_session
@@ -82,7 +87,7 @@ def test_mapped_points_are_named_readably(bka_run):
 
 
 def test_bka_on_points_use_bka(bka_run):
-    measured = rows(bka_run, task_id="measure_point")
+    measured = measured_of(bka_run)
     for row in measured:
         meta = json.loads(row["metadata"])
         if row["metric"] == "plan":
@@ -93,7 +98,7 @@ def test_bka_on_points_use_bka(bka_run):
 
 
 def test_cold_reads_from_disk_and_warm_does_not(bka_run):
-    measured = rows(bka_run, task_id="measure_point")
+    measured = measured_of(bka_run)
     frame = execution_frame(measured, PRIMARY)
     cold = frame[frame["cache"] == "cold"]["physical_reads"]
     warm = frame[frame["cache"] == "warm"]["physical_reads"]
@@ -107,7 +112,7 @@ def test_cold_reads_from_disk_and_warm_does_not(bka_run):
 
 
 def test_server_time_and_counters_are_recorded_honestly(bka_run):
-    measured = rows(bka_run, task_id="measure_point")
+    measured = measured_of(bka_run)
     server = [r for r in measured if r["metric"] == "server_seconds"]
     assert server and all(r["status"] == "ok" and r["value"] > 0 for r in server)
     # MariaDB 10.10+ has no Innodb_rows_read: absent, never 0
@@ -125,7 +130,7 @@ def test_server_time_and_counters_are_recorded_honestly(bka_run):
 
 
 def test_point_order_seed_is_recorded_with_every_sample(bka_run):
-    measured = rows(bka_run, task_id="measure_point")
+    measured = measured_of(bka_run)
     seeds = {json.loads(r["metadata"]).get("seed") for r in measured}
     orders = {r["point"]: json.loads(r["metadata"])["order"] for r in measured}
     assert seeds == {11} and sorted(orders.values()) == list(range(8))
@@ -168,7 +173,7 @@ def test_report_findings_come_from_the_run(bka_run):
     from mysqlbench.studies.report import report_dir
     from mysqlbench.studies.spec import load_spec, spec_path
 
-    frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
+    frame = execution_frame(measured_of(bka_run), PRIMARY)
     said = comparisons(frame, PRIMARY, matrix=load_spec(spec_path("tpch_bka_study")).matrix)
     summary = json.loads((report_dir(bka_run.dag_id, bka_run.run_id) / "summary.json").read_text())
     assert summary["findings"] == findings(said)
@@ -187,7 +192,7 @@ def test_point_lineage_is_the_configuration_the_point_ran_with(bka_run, managed)
     snapshots = {r["variables_hash"]: json.loads(r["variables"]) for r in store.rows(server_snapshots)}
     from mysqlbench.results.lineage import server_variables, variables_hash
 
-    measured = rows(bka_run, task_id="measure_point")
+    measured = measured_of(bka_run)
     conn = managed.admin_connect()  # after the run: the base configuration, restored
     try:
         base = server_variables(conn)
@@ -211,7 +216,7 @@ def test_gx_is_the_gate(bka_run, monkeypatch):
     spec = load_spec("tpch_bka_study", {"dataset": {"scale_factor": SF, "schema": SCHEMA}, "seed": 11,
                                         "repetitions": 2})
     workload = TpchWorkload(spec)
-    frame = execution_frame(rows(bka_run, task_id="measure_point"), PRIMARY)
+    frame = execution_frame(measured_of(bka_run), PRIMARY)
     good, _ = validate_study(spec, workload, frame)
     assert good.success, good.failures
     broken = frame.copy()
@@ -243,10 +248,10 @@ def test_gx_is_the_gate(bka_run, monkeypatch):
 def test_power_run_answers_match_the_oracle(bag):
     power = run(bag, "tpch_power")
     assert str(power.state) == "success"
-    frame = execution_frame(rows(power, task_id="measure_point"), PRIMARY)
+    frame = execution_frame(measured_of(power), PRIMARY)
     assert sorted(frame["subject"]) == [f"q{n:02d}" for n in range(1, 23)]
     assert (frame["oracle"] == "match").all()  # the whole answer, compared in the task
-    answers = [r for r in rows(power, task_id="measure_point") if r["kind"] == "answer"]
+    answers = [r for r in measured_of(power) if r["kind"] == "answer"]
     assert all(len(json.loads(r["metadata"])["sample"]) <= 20 for r in answers)
 
 
@@ -254,7 +259,7 @@ def test_tiny_timeout_is_recorded_as_timeout_and_fails_the_run(bag):
     timed_out = run(bag, "tpch_power", queries=["q01"], timeout_s=0.001)
     assert str(timed_out.state) == "failed"
     assert states(timed_out)["publish"] == {"failed"} and states(timed_out)["report"] == {"success"}
-    client = [r for r in rows(timed_out, task_id="measure_point") if r["metric"] == "client_seconds"]
+    client = [r for r in measured_of(timed_out) if r["metric"] == "client_seconds"]
     assert client and all(r["status"] == "timeout" and r["value"] is None for r in client)
     failures = json.loads(rows(timed_out, validations, task_id="validate")[0]["failures"])
     assert any(f["check"] == "statuses" and f["unexpected"] == ["timeout"] for f in failures)
@@ -270,7 +275,7 @@ def test_cold_cache_without_restart_control_is_not_applicable(bag):
     result = run(bag, "tpch_icp_study", target_conn_id=EXTERNAL_MARKED_CONN, repetitions=1,
                  settings={}, cache=["cold", "warm"])
     assert str(result.state) == "success"
-    client = [r for r in rows(result, task_id="measure_point") if r["metric"] == "client_seconds"]
+    client = [r for r in measured_of(result) if r["metric"] == "client_seconds"]
     na = [json.loads(r["metadata"]) for r in client if r["status"] == "not_applicable"]
     assert na and all(m["cache"] == "cold" and "restart control" in m["why"] for m in na)
     assert any(r["status"] == "ok" for r in client)
@@ -341,7 +346,7 @@ def test_a_refused_run_fails_at_its_first_task_and_touches_nothing(bag, managed,
 def test_a_setting_the_server_will_not_take_marks_points_not_applicable(bag):
     # max_sort_length tops out at 8M: the server would silently clamp 64M
     result = run(bag, "tpch_icp_study", repetitions=1, cache=["warm"], variables={"max_sort_length": "64M"})
-    client = [r for r in rows(result, task_id="measure_point") if r["metric"] == "client_seconds"]
+    client = [r for r in measured_of(result) if r["metric"] == "client_seconds"]
     assert client and all(r["status"] == "not_applicable" for r in client)
     assert all("capped or out of range" in json.loads(r["metadata"])["why"] for r in client)
     assert str(result.state) == "failed"  # nothing was measured: the run is INVALID, not silently green
@@ -374,13 +379,13 @@ def test_a_second_workload_goes_through_the_same_factory_and_stores_a_time_serie
     the primary metric, a per-interval series with rampup) that knows nothing of TPC-H."""
     result = bag.get_dag("probe_study").test(run_conf={})
     assert str(result.state) == "success"
-    measured = rows(result, task_id="measure_point")
+    measured = measured_of(result)
     throughput = [r for r in measured if r["metric"] == "throughput"]
     assert len(throughput) == 4 and all(r["kind"] == "series" for r in throughput)
     for row in throughput:
         series = TimeSeries.from_json(row["series"])
         assert series.interval_s == 0.5 and series.rampup_end_s == 0.5 and len(series.values) == 6
-        assert row["value"] == pytest.approx(sum(series.measured()) / len(series.measured()))
+        assert row["value"] == pytest.approx(sum(series.measured_of()) / len(series.measured_of()))
         assert row["value"] > 10  # point selects per second, really executed
     from mysqlbench.studies.report import report_dir
 
@@ -403,7 +408,7 @@ def test_a_dataset_that_cannot_be_made_is_judged_invalid_not_a_crash(bag, admin)
         ran = states(result)
         assert str(result.state) == "failed" and ran["ensure_dataset"] == {"failed"}
         assert ran["restore_target"] == ran["validate"] == ran["report"] == {"success"}
-        assert ran["publish"] == {"failed"} and not rows(result, task_id="measure_point")
+        assert ran["publish"] == {"failed"} and not measured_of(result)
         verdict = rows(result, validations, task_id="validate")
         assert verdict and not any(v["success"] for v in verdict)
         with admin.cursor() as cur:
@@ -498,7 +503,7 @@ def test_counters_without_the_defaults_still_report(bag):
     assert str(result.state) == "success", states(result)
     from mysqlbench.studies.report import report_dir
 
-    frame = execution_frame(rows(result, task_id="measure_point"), PRIMARY)
+    frame = execution_frame(measured_of(result), PRIMARY)
     assert "Select_scan" in frame.columns and frame["Innodb_rows_read"].isna().all()  # absent on 10.11, not 0
     assert "Innodb_pages_read" not in frame.columns and (frame["physical_reads"] >= 0).all()
     directory = report_dir(result.dag_id, result.run_id)

@@ -33,7 +33,7 @@ def run(bag, dag_id, **conf):
 
 
 def rows_of(run_):
-    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+    return ResultsStore().measured_rows(samples, dag_id=run_.dag_id, run_id=run_.run_id)
 
 
 def metric(rows, name, point, subject, kind="metric"):

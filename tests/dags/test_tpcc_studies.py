@@ -35,7 +35,7 @@ def run(bag, dag_id, **conf):
 
 
 def point_rows(run_):
-    return ResultsStore().rows(samples, dag_id=run_.dag_id, run_id=run_.run_id, task_id="measure_point")
+    return ResultsStore().measured_rows(samples, dag_id=run_.dag_id, run_id=run_.run_id)
 
 
 def frame_of(run_):
