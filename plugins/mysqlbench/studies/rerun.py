@@ -31,8 +31,9 @@ from mysqlbench.errors import InvalidInput
 RERUN_OF, ALLOW_DIFFERENCES = "rerun_of", "rerun_allow_differences"
 RERUN_KEYS = frozenset({RERUN_OF, ALLOW_DIFFERENCES})
 # spec fields a rerun may differ in without it being a difference: the seed is fixed to the one
-# the original's points ran with (the original may have left it empty, i.e. random and recorded)
-_NOT_A_DIFFERENCE = frozenset({"seed"})
+# the original's points ran with (the original may have left it empty, i.e. random and recorded);
+# dag_rounds is the DAG's shape, not a setting (a run before it was recorded has none)
+_NOT_A_DIFFERENCE = frozenset({"seed", "dag_rounds"})
 MAX_LISTED = 8  # configuration differences named in a verdict (all are in the numbers)
 
 
