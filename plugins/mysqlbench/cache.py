@@ -51,8 +51,19 @@ def drop_os_cache(datadir: Path, scope: str = "target_files") -> dict[str, Any]:
     return out
 
 
+# a run that reads at least this share of the run before's pages has stopped warming the cache
+STEADY_SHARE = 0.9
+STEADY_AFTER = 3  # runs before a steady count can be called steady: the first load, then two alike
+# below this many pages a run, reads may be the server's own (purge, statistics), not the working
+# set missing: such runs go on to ``max_runs`` as they always did
+STEADY_MIN_PAGES = 64
+
+
 def warm_up(run_once, max_runs: int) -> dict[str, Any]:
-    """Run the query untimed until one run does no physical reads, at most ``max_runs`` times.
+    """Run the query untimed until one run does no physical reads, at most ``max_runs`` times; a
+    working set that does not fit stops earlier, once a run (the third or later) reads nearly as
+    many pages as the one before (``STEADY_SHARE``): more runs would read the same again, and every
+    warm repetition pays for its warm-up (one repetition a round, each with its own restart).
 
     ``run_once`` returns the pages that run read from disk (``counters.physical_reads``; None where
     the server does not count them, in which case warmth cannot be proved and the result says so).
@@ -66,5 +77,10 @@ def warm_up(run_once, max_runs: int) -> dict[str, Any]:
                     "why": "physical reads are absent on this server (include/configs/counters.yaml)"}
         if reads == 0:
             return {"warm": True, "runs": len(reads_per_run), "reads_per_run": reads_per_run}
+        if len(reads_per_run) >= STEADY_AFTER and reads >= max(STEADY_MIN_PAGES, STEADY_SHARE * reads_per_run[-2]):
+            return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
+                    "why": f"the working set does not fit the buffer pool: {reads} pages read from disk per run, "
+                           f"steady ({reads - reads_per_run[-2]:+d} from the run before)"}
     return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
-            "why": f"physical reads still growing after {max_runs} runs: the working set does not fit the buffer pool"}
+            "why": f"physical reads not yet zero after {max_runs} runs ({reads_per_run[-1]} in the last): the "
+                   "working set does not fit the buffer pool"}

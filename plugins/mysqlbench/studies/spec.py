@@ -116,7 +116,8 @@ class StudySpec(BaseModel):
                               description="auto: no further round starts once the run has measured this long",
                               json_schema_extra=_form(MEASURE, "Auto: time budget (s)"))
     warmup_max_runs: int = Field(default=5, ge=1, le=50,
-                                 description="untimed warm-up runs at most, before a warm point is declared unwarmable",
+                                 description="untimed warm-up runs at most, before a warm point is declared unwarmable "
+                                             "(earlier once its physical reads are steady from the third run)",
                                  json_schema_extra=_form(MEASURE, "Warm-up runs at most"))
     timeout_s: float = Field(default=600, ge=0.001, le=86400,
                              description="per-execution timeout, enforced by the server",
