@@ -36,3 +36,12 @@ def test_the_per_point_table_says_words_not_placeholders():
     assert list(_readable(table)["warm"]) == ["yes", "no", "-"]
     assert list(_readable(table)["not_applicable"]) == ["", "removed in MariaDB 10.6", ""]
     assert "absent" in html  # a missing number still says absent
+
+
+def test_a_round_is_said_with_its_repetition_or_why_it_stopped():
+    from mysqlbench.studies.report import _round_words
+
+    one = {"round": 7, "repetitions": [6, 7], "points": ["a", "b"], "why": "1 comparison(s) not decided"}
+    assert _round_words(one) == "round 7: repetition 7 of 2 point(s) (1 comparison(s) not decided)"
+    assert _round_words({**one, "repetitions": [6, 8]}).startswith("round 7: repetitions 7-8 of 2 point(s)")
+    assert _round_words({**one, "stopped": "decided"}) == "round 7: nothing measured; stopped: decided"

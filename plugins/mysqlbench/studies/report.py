@@ -199,11 +199,12 @@ def _comparisons_table(said: list[dict[str, Any]], band: float, auto_level: floa
 
 
 def _round_words(record: dict[str, Any]) -> str:
-    """"round 3: repetitions 7-8 of 2 point(s) (2 comparison(s) not decided)", or why none ran."""
+    """"round 7: repetition 7 of 2 point(s) (1 comparison(s) not decided)", or why none ran."""
     if record.get("stopped"):
         return f"round {record['round']}: nothing measured; stopped: {record['stopped']}"
     start, stop = record["repetitions"]
-    return (f"round {record['round']}: repetitions {start + 1}-{stop} of {len(record['points'])} point(s)"
+    which = f"repetition {stop}" if stop == start + 1 else f"repetitions {start + 1}-{stop}"
+    return (f"round {record['round']}: {which} of {len(record['points'])} point(s)"
             f"{' (' + record['why'] + ')' if record.get('why') else ''}")
 
 
