@@ -385,7 +385,7 @@ def test_a_second_workload_goes_through_the_same_factory_and_stores_a_time_serie
     for row in throughput:
         series = TimeSeries.from_json(row["series"])
         assert series.interval_s == 0.5 and series.rampup_end_s == 0.5 and len(series.values) == 6
-        assert row["value"] == pytest.approx(sum(series.measured_of()) / len(series.measured_of()))
+        assert row["value"] == pytest.approx(sum(series.measured()) / len(series.measured()))
         assert row["value"] > 10  # point selects per second, really executed
     from mysqlbench.studies.report import report_dir
 
