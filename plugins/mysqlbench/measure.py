@@ -224,12 +224,14 @@ class MeasuredWindow:
     """
 
     def __init__(self, conn, *, flavor: str, counters=SEED_COUNTERS, server_pid: int | None = None,
-                 page_size: int = 16384, baseline: dict[str, int] | None = None, os_source=None):
+                 page_size: int = 16384, baseline: dict[str, int] | None = None, os_source=None,
+                 server_unknown: bool = False):
         self.conn = conn
         self.os_source = os_source  # whose /proc the OS samples read: this machine, or a benchmark host's
         self.flavor = flavor  # which definition of the derived counters (include/configs/counters.yaml)
         self.counters = tuple(counters)
         self.server_pid = server_pid
+        self.server_unknown = server_unknown  # on this machine, its process not known (ossampler.OsSampler)
         self.page_size = int(page_size)
         self.baseline = baseline if baseline is not None else reading_cost(conn)
         self._kill = None
@@ -275,7 +277,8 @@ class MeasuredWindow:
         self._kill = kill
         worker = threading.Thread(target=timed, daemon=True)
         try:
-            with OsSampler(server_pid=self.server_pid, tool_pid=tool_pid, source=self.os_source) as sampler:
+            with OsSampler(server_pid=self.server_pid, tool_pid=tool_pid, source=self.os_source,
+                           server_unknown=self.server_unknown) as sampler:
                 worker.start()
                 while worker.is_alive():
                     worker.join(0.2)
@@ -423,6 +426,34 @@ class StatementRunner:
                 if text.strip() == statement.strip():
                     return query_time.total_seconds() if hasattr(query_time, "total_seconds") else float(query_time)
         return None
+
+SERVER_COMMANDS = ("mariadbd", "mysqld")
+
+
+def local_server_process(conn) -> tuple[int | None, bool]:
+    """The process of the server ``conn`` reaches when nothing controls it (a connection-only
+    target), for the OS sampler to tell its CPU from other processes': ``(pid, False)`` when it
+    runs on this machine (it reports this host name) and its ``@@pid_file`` names a live server
+    process; ``(None, False)`` when it runs elsewhere (its CPU is not on this machine's counters);
+    ``(None, True)`` when it runs here but its process is not known (the pid file unreadable):
+    then the noise share is absent, not the server's own CPU counted as noise."""
+    import os
+    import socket
+    from pathlib import Path
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@hostname, @@pid_file, @@datadir")
+        hostname, pid_file, datadir = cur.fetchone()
+    if hostname != socket.gethostname():
+        return None, False
+    try:
+        path = Path(pid_file) if os.path.isabs(pid_file) else Path(datadir) / pid_file
+        pid = int(path.read_text().strip())
+        command = Path(f"/proc/{pid}/comm").read_text().strip()
+    except (OSError, TypeError, ValueError):
+        return None, True
+    return (pid, False) if command in SERVER_COMMANDS else (None, True)
+
 
 def enable_slow_log_table(conn, target, journal) -> bool:
     """Make the slow log a table the measuring session can write at 0 s while every other session

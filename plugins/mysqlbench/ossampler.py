@@ -130,6 +130,9 @@ class OsSampler:
     # started: its CPU is the run's, not other processes' noise
     tool_pid: Any = None
     source: Any = None  # where /proc is read: this machine (LocalProc, the default) or a RemoteProc
+    # the server runs on this machine but its process is not known (a connection-only target whose
+    # pid file cannot be read): its CPU cannot be told from other processes', so that share is absent
+    server_unknown: bool = False
 
     def __enter__(self) -> "OsSampler":
         self._stop = threading.Event()
@@ -156,7 +159,7 @@ class OsSampler:
         return {"t": time.monotonic(), "cpu": cpu, "ctxt": ctxt, "read": read_b, "write": write_b, "reads": reads,
                 "writes": writes, "mem_total": memory.get("MemTotal"), "mem_available": memory.get("MemAvailable"),
                 "cached": memory.get("Cached"),
-                "server": _process_ticks(self.server_pid) + self._tool() if local else None,
+                "server": _process_ticks(self.server_pid) + self._tool() if local and not self.server_unknown else None,
                 "self": _process_ticks(os.getpid()) if local else None}
 
     def _tool(self) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 from mysqlbench import cache, knobs
 from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.errors import NotApplicable
-from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
+from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table, local_server_process
 from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
@@ -143,9 +143,9 @@ class PointRun:
             with conn.cursor() as cur:
                 cur.execute("SELECT @@innodb_page_size")
                 page_size = cur.fetchone()[0]
+            server_pid, unknown = (self.control.pid(), False) if self.control else local_server_process(conn)
             self._window = MeasuredWindow(conn, flavor=info.flavor, counters=self.spec.counters, page_size=page_size,
-                                          server_pid=self.control.pid() if self.control else None,
-                                          os_source=self._os_source())
+                                          server_pid=server_pid, server_unknown=unknown, os_source=self._os_source())
             if self._abort_reason is not None:
                 self._window.abort(self._abort_reason)
         except BaseException:
