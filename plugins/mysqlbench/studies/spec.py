@@ -107,7 +107,7 @@ class StudySpec(BaseModel):
                                  json_schema_extra=_form(MEASURE, "Auto: repetitions at most"))
     round_repetitions: int = Field(default=2, ge=1, le=20,
                                    description="auto: repetitions between two looks, one a round, for an undecided point",
-                                   json_schema_extra=_form(MEASURE, "Auto: repetitions between looks"))
+                                   json_schema_extra=_form(MEASURE, "Auto: repetitions per round"))
     dag_rounds: int | None = Field(
         default=None, ge=1, le=100,
         description="the measuring rounds of the DAG a run belongs to, set when the run's spec is checked "
