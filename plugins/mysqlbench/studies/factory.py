@@ -130,24 +130,11 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
             return steps.plan_points(spec_data, data)
 
-        last_round = spec.round_tasks()
-
         @task(retries=0, trigger_rule="none_failed")
         def plan_round(spec_data: dict, planned: list, number: int) -> list:
-            from airflow.sdk.exceptions import DownstreamTasksSkipped
-
             from mysqlbench.studies import steps
 
-            chosen = steps.plan_round(spec_data, planned, number, _recorder(study, spec_data))
-            if chosen:
-                return chosen
-            # nothing to measure: the sequence is decided, out of budget, or the fixed count is
-            # measured, and no later round would measure anything either. Skip them all at once,
-            # as ShortCircuitOperator skips what follows it: an empty mapped round left to expand
-            # costs the scheduler a pass of its own, each round again
-            raise DownstreamTasksSkipped(tasks=[round_task_id(number)] + [
-                task_id for later in range(number + 1, last_round + 1)
-                for task_id in (f"plan_round_{later}", round_task_id(later))])
+            return steps.plan_round(spec_data, planned, number, _recorder(study, spec_data))
 
         @teardown(on_failure_fail_dagrun=True)
         def restore_target(spec_data: dict | None) -> dict:
@@ -192,7 +179,7 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         # than the rounds is spread over them); with repetitions: auto each round after
         # min_repetitions measures the points plan_round still needs, possibly none
         planned, measured = points, None
-        for number in range(1, last_round + 1):
+        for number in range(1, spec.round_tasks() + 1):
             if measured is not None:  # a later round: decided once the round before has ended
                 planned = plan_round.override(task_id=f"plan_round_{number}")(spec_data, points, number)
                 measured >> planned
