@@ -175,11 +175,11 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         points = plan_points(spec_data, data)
         restored = restore_target.override(**on_host)(spec_data)
         data >> restored
-        # one measuring task per round, one repetition of every point a round (a fixed count larger
-        # than the rounds is spread over them); with repetitions: auto each round after
-        # min_repetitions measures the points plan_round still needs, possibly none
+        # one measuring task per round: a fixed number of repetitions spread over them (one round
+        # when the spec file fixes a count); with repetitions: auto each later round measures the
+        # points plan_round still needs, possibly none
         planned, measured = points, None
-        for number in range(1, spec.round_tasks() + 1):
+        for number in range(1, len(spec.rounds()) + 1):
             if measured is not None:  # a later round: decided once the round before has ended
                 planned = plan_round.override(task_id=f"plan_round_{number}")(spec_data, points, number)
                 measured >> planned
