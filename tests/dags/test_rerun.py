@@ -26,8 +26,9 @@ from conftest import REPO, TEST_CONN
 
 pytestmark = pytest.mark.serial  # judges measured effects: two runs a minute apart agree, a slowed one not
 STUDY = "tpch_power"
-# Q8 alone, warm, six repetitions (one a round), and a band of ±20%: two runs a minute apart on
-# this shared VM agree within it; the slowed rerun is several times slower
+# Q8 alone, warm, six repetitions (in one task: tpch_power's file fixes a count, so its DAG has one
+# round), and a band of ±20%: two runs a minute apart on this shared VM agree within it (or stay
+# inconclusive, and say so); the slowed rerun is many times slower
 CONF = {"scale_factor": 0.01, "schema": "tpch_rerun", "target_conn_id": TEST_CONN, "queries": ["q08"],
         "repetitions": 6, "warmup_max_runs": 3, "min_effect": 0.2, "settings": {"buffer_pool_size": "256M"}}
 
@@ -113,7 +114,7 @@ def test_a_run_is_reproduced_and_a_real_change_is_told_apart(airflow_db, target,
     _unchanged(verdict, "")
     assert Path(same["report"]).exists() and "Reproduction of" in Path(same["report"]).read_text()
 
-    # a DBA's edit of the target's config that Q8 does not feel (each repetition restarts the server)
+    # a DBA's edit of the target's config that Q8 does not feel (the point restarts the server with it)
     config = yaml.safe_load(as_found.read_text())
     config["config"]["overrides"]["max_prepared_stmt_count"] = 12345
     as_found.write_text(yaml.safe_dump(config, sort_keys=False))
