@@ -427,6 +427,7 @@ class StatementRunner:
                     return query_time.total_seconds() if hasattr(query_time, "total_seconds") else float(query_time)
         return None
 
+
 SERVER_COMMANDS = ("mariadbd", "mysqld")
 
 
