@@ -79,18 +79,24 @@ def test_abort_kills_the_statement_on_the_server_and_stops_the_window(target, ad
 
 
 def test_a_connection_only_servers_own_cpu_is_not_counted_as_other_processes(target, managed):
-    """A connection-only target on this machine (the regression tests' external one): the sampler
-    is given the server's process from its pid file, so a 0.8 s query's own CPU is the server's,
-    not 50% of two CPUs in other processes that marks the run noisy."""
+    """A connection-only target on this machine (the regression tests' external one): the process
+    ``local_server_process`` finds is the server's, and given to the sampler it takes the query's
+    own CPU out of the other-processes share. Judged side by side with the same query sampled
+    without it (where one core of two, ~50 points, read as noise), not against a quiet machine."""
     from mysqlbench.measure import MeasuredWindow, local_server_process
 
     conn = target.connect()
     try:
-        assert local_server_process(conn) == (managed.pid(), False)
-        runner = StatementRunner(conn, server_info(conn), timeout_s=30,
-                                 window=MeasuredWindow(conn, flavor="mariadb", server_pid=managed.pid()))
-        execution = runner.run("busy", "SELECT BENCHMARK(8000000, MD5('x'))")
+        pid, unknown = local_server_process(conn)
+        assert (pid, unknown) == (managed.pid(), False)
+        shares = {}
+        for name, server_pid in (("found", pid), ("none", None)):
+            runner = StatementRunner(conn, server_info(conn), timeout_s=30,
+                                     window=MeasuredWindow(conn, flavor="mariadb", server_pid=server_pid,
+                                                           server_unknown=unknown))
+            execution = runner.run("busy", "SELECT BENCHMARK(8000000, MD5('x'))")
+            assert execution.status == "ok" and execution.client_s > 0.5, execution.client_s
+            shares[name] = execution.os["other_cpu_pct"]
     finally:
         conn.close()
-    assert execution.status == "ok" and execution.client_s > 0.5, execution.client_s
-    assert execution.os["other_cpu_pct"] < 20, execution.os
+    assert shares["found"] < shares["none"] - 25, shares
