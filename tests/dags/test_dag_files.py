@@ -69,3 +69,24 @@ def test_the_benchmark_hosts_tasks_go_to_its_queue(monkeypatch, airflow_db):
     monkeypatch.setenv("MYSQLBENCH_BENCH_QUEUE", "bench host; rm -rf /")
     with pytest.raises(InvalidInput, match="MYSQLBENCH_BENCH_QUEUE"):
         bench_queue()
+
+
+def test_a_study_form_is_held_by_its_dag_not_copied_into_every_task(airflow_db):
+    """The trigger form lives on the DAG only (factory.build_study_dag): copied into each task it
+    made serializing studies.py 30x slower (make bench measures the parse). A task still sees the
+    form's values at run time, merged from the DAG's params and the run's conf."""
+    from airflow.sdk.definitions.param import process_params
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from mysqlbench.studies.factory import build_all
+
+    dags, errors = build_all()
+    assert not errors
+    dag = dags["tpch_bka_study"]
+    assert "scale_factor" in dag.params and len(dag.params) > 20
+    assert {t.task_id for t in dag.tasks if len(t.params)} == set()
+    seen = process_params(dag, dag.get_task("check_spec"), {"scale_factor": 0.1}, suppress_exception=False)
+    assert seen["scale_factor"] == 0.1 and seen["repetitions"] == dag.params["repetitions"]
+    serialized = DagSerialization.to_dict(dag)
+    assert [name for name, _ in serialized["dag"]["params"]] == list(dag.params.keys())
+    assert all("params" not in t["__var"] for t in serialized["dag"]["tasks"])

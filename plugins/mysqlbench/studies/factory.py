@@ -108,7 +108,6 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         max_active_runs=1,
         default_args=defaults,
         tags=["mysqlbench", spec.workload, "study"],
-        params=form_params(spec),
         doc_md=f"**{study}** ({workload.label}): {spec.description}\n\nSpec: `{path}`.",
     ) as dag:
 
@@ -193,6 +192,14 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         restored >> checked
         written = report(spec_data, checked)
         publish(checked, written)
+    # The form is given to the DAG once its tasks exist. Each task made inside a DAG takes a deep
+    # copy of the DAG's params, and serializing a task validates every one of its copies against its
+    # JSON schema several times (the metaschema check included): with the form's ~40 fields that was
+    # 4.6 s of the dag-processor's 5 s for studies.py, 2.9 MB of serialized DAGs, and twice that with
+    # twelve rounds, past the 50 s parse timeout on a busy host. Nothing is lost: a task's params
+    # at run time are the DAG's merged with its own (airflow.sdk process_params), and the trigger
+    # form and the API read the DAG's.
+    dag.params = form_params(spec)
     return dag
 
 
