@@ -205,13 +205,17 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
 def spec_errors(path: Path) -> list[str]:
     """Located problems of one spec file ("file:line: field: message"); empty when it is valid."""
+    return _load(path)[1]
+
+
+def _load(path: Path) -> tuple[StudySpec | None, list[str]]:
+    """One spec file read and validated once: the spec, or its located problems."""
     try:
-        load_spec(path)
+        return load_spec(path), []
     except InvalidInput as exc:
-        return [_locate(path, line) for line in str(exc).removeprefix("invalid params: ").split("; ")]
+        return None, [_locate(path, line) for line in str(exc).removeprefix("invalid params: ").split("; ")]
     except Exception as exc:  # noqa: BLE001 - a spec must never take the other DAGs down with it
-        return [f"{path}: {type(exc).__name__}: {exc}"]
-    return []
+        return None, [f"{path}: {type(exc).__name__}: {exc}"]
 
 
 def _locate(path: Path, message: str) -> str:
@@ -245,10 +249,9 @@ def build_all() -> tuple[dict[str, DAG], dict[str, list[str]]]:
     dags: dict[str, DAG] = {}
     errors: dict[str, list[str]] = {}
     for path in study_files():
-        problems = spec_errors(path)
-        if not problems:
+        spec, problems = _load(path)
+        if spec is not None:
             try:
-                spec = load_spec(path)
                 if spec.study in dags:
                     problems = [f"{path}: study {spec.study!r} is defined twice"]
                 else:
