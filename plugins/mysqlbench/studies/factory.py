@@ -129,11 +129,24 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
             return steps.plan_points(spec_data, data)
 
+        last_round = spec.round_tasks()
+
         @task(retries=0, trigger_rule="none_failed")
         def plan_round(spec_data: dict, planned: list, number: int) -> list:
+            from airflow.sdk.exceptions import DownstreamTasksSkipped
+
             from mysqlbench.studies import steps
 
-            return steps.plan_round(spec_data, planned, number, _recorder(study, spec_data))
+            chosen = steps.plan_round(spec_data, planned, number, _recorder(study, spec_data))
+            if chosen:
+                return chosen
+            # nothing to measure: the sequence is decided, out of budget, or the fixed count is
+            # measured, and no later round would measure anything either. Skip them all at once,
+            # as ShortCircuitOperator skips what follows it: an empty mapped round left to expand
+            # costs the scheduler a pass of its own, each round again
+            raise DownstreamTasksSkipped(tasks=[round_task_id(number)] + [
+                task_id for later in range(number + 1, last_round + 1)
+                for task_id in (f"plan_round_{later}", round_task_id(later))])
 
         @teardown(on_failure_fail_dagrun=True)
         def restore_target(spec_data: dict | None) -> dict:
@@ -174,11 +187,11 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
         points = plan_points(spec_data, data)
         restored = restore_target.override(**on_host)(spec_data)
         data >> restored
-        # one measuring task per round: a fixed number of repetitions spread over them (one round
-        # when the spec file fixes a count); with repetitions: auto each later round measures the
-        # points plan_round still needs, possibly none
+        # one measuring task per round, one repetition of every point a round (a fixed count larger
+        # than the rounds is spread over them); with repetitions: auto each round after
+        # min_repetitions measures the points plan_round still needs, possibly none
         planned, measured = points, None
-        for number in range(1, len(spec.rounds()) + 1):
+        for number in range(1, last_round + 1):
             if measured is not None:  # a later round: decided once the round before has ended
                 planned = plan_round.override(task_id=f"plan_round_{number}")(spec_data, points, number)
                 measured >> planned

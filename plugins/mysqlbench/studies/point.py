@@ -66,7 +66,7 @@ class PointRun:
         self.meta = {"point": point["label"], "order": point["order"], "seed": point["seed"],
                      "cache": point["cache"], "knobs": point["knobs"], "swept": point["swept"],
                      "target": target.conn_id, "round": point.get("round", 1)}
-        # this task's repetitions, [start, stop): every one in a fixed run, one round's with auto
+        # this task's repetitions, [start, stop): one round's
         self.repetitions = tuple(point.get("repetitions") or spec.rounds()[0])
         self._window: MeasuredWindow | None = None
         self._abort_reason: str | None = None

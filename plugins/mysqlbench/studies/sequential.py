@@ -1,27 +1,32 @@
-"""``repetitions: auto``: measure in rounds until each comparison is known.
+"""How a study's points are measured in rounds, and with ``repetitions: auto`` until each
+comparison is known.
 
-A fixed number of repetitions is measured one repetition of every point a round, the order
-reversed each round, in as many rounds as the DAG has (``StudySpec.rounds``): on the demo study a
-task's own level (the server instance a restart gave, a neighbour busy for a few seconds) was 0.5
-to 1x the noise inside it, and four repetitions in one task let two identical runs make opposite
-supported claims. A study with ``repetitions: auto`` measures its points in rounds (``StudySpec.rounds``). The first
-``min_repetitions`` are two half rounds in opposite point orders; every further round measures
-``round_repetitions`` more of each point that takes part in an undecided comparison, the order
-reversed each round. Both sides of a comparison are always measured in the same rounds, so
-repetition r of one side and of the other form a block measured close together, in alternating
-order: drift on a shared machine cancels, and the comparison is paired (``analysis.comparisons``).
+Every study measures in rounds (``StudySpec.rounds``): one repetition of each point a round, the
+point order reversed each round, each point's repetition in a task of its own. What stays with a
+task (the server instance its restart gave, a neighbour busy for a few seconds) then varies from
+repetition to repetition like the rest of the noise, instead of moving all of a point's
+repetitions at once; measured on the demo study, a task's own level was 0.5 to 1x the noise inside
+it, and with several repetitions a task the intervals covered 78-94% instead of 95%. What drifts
+through a run weighs alike on both sides of every comparison. A fixed number of repetitions is
+measured so and compared unpaired (``design``).
 
-Before each round after the first two, ``plan_round`` looks at every comparison of the primary
-metric: it is decided when its verdict is "more", "less" or "same" and it has at least
-``min_repetitions`` clean blocks (a block measured under noise is kept and counted, and one more is
-measured in its place within the budget). Its two points are measured again otherwise, until
-``max_repetitions`` (the last round) or ``max_time_s`` (no round starts after it) is spent.
+With ``repetitions: auto``, the first ``min_repetitions`` rounds measure every point; then, every
+``round_repetitions`` rounds, ``plan_round`` looks at every comparison of the primary metric (the
+rounds between two looks measure the points the last look chose). A comparison is decided when its
+verdict is "more", "less" or "same" and it has at least ``min_repetitions`` clean blocks (a block
+measured under noise is kept and counted, and one more is measured in its place within the
+budget). Its two points are measured again otherwise, until ``max_repetitions`` (the last round) or
+``max_time_s`` (no round starts after it) is spent. Both sides of a comparison are always measured
+in the same rounds, so repetition r of one side and of the other form a block measured close
+together, in alternating order: drift on a shared machine cancels, and the comparison is paired
+(``analysis.comparisons``).
 
 Looking several times and stopping when the interval is decided would make a 95% interval cover
 less often (simulated: 88% at the worst). Each look therefore uses ``SEQUENTIAL_CONFIDENCE``
 (97.5%, a constant level per look in the manner of Pocock's design); the interval the sequence
-stops at then covers the true effect 95-97% of the time across effects and noise
-(tests/unit/test_sequential.py simulates the shipped design: 2,000 sequences per case)."""
+stops at then covers the true effect 94.9-97.1% of the time across effects and noise, a task's own
+level included (tests/unit/test_sequential.py simulates the shipped design: 2,000 sequences per
+case)."""
 
 from __future__ import annotations
 
@@ -65,12 +70,24 @@ def state(row: dict[str, Any], spec) -> str:
     return "undecided"
 
 
+def looks_at(spec, number: int) -> bool:
+    """Whether round ``number`` starts with a look at the comparisons: with auto, once
+    ``min_repetitions`` are measured, and then every ``round_repetitions``."""
+    rounds = spec.rounds()
+    if not spec.sequential or number > len(rounds):
+        return False
+    start = rounds[number - 1][0]
+    return start >= spec.min_repetitions and (start - spec.min_repetitions) % spec.round_repetitions == 0
+
+
 def plan_round(spec, points: list[dict[str, Any]], number: int, frame: pd.DataFrame, primary,
-               started_at: float | None, now: float | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+               started_at: float | None, now: float | None = None,
+               previous: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The points round ``number`` (1-based) measures, each with its ``repetitions`` range, in this
     round's order, and the decision as a record: which comparisons were decided, which are measured
     again and why, or why the sequence stopped. ``started_at``: the wall-clock start of the run's
-    first measured window (None: nothing measured yet)."""
+    first measured window (None: nothing measured yet). ``previous``: the record of round
+    ``number - 1``, whose points a round between two looks measures again."""
     rounds = spec.rounds()
     ordered = sorted(points, key=lambda p: p["order"])
     if number % 2 == 0:
@@ -81,27 +98,30 @@ def plan_round(spec, points: list[dict[str, Any]], number: int, frame: pd.DataFr
                     if not spec.sequential else f"max_repetitions ({spec.max_repetitions}) spent"}
     start, stop = rounds[number - 1]
     record: dict[str, Any] = {"round": number, "rounds": len(rounds), "repetitions": [start, stop]}
-    if not spec.sequential:
+    if not spec.sequential or start < spec.min_repetitions:
         chosen = ordered
-        record["why"] = (f"every point: repetition {stop}" if stop == start + 1
+        record["why"] = (f"every point: repetition {start + 1}" if stop == start + 1
                          else f"every point: repetitions {start + 1} to {stop}")
-    elif number <= 2:
-        chosen = ordered
-        record["why"] = "every point: the first half round" if number == 1 else "every point: the second half round"
     else:
-        said = [row for row in study_comparisons(frame, spec, primary) if row["metric"] == primary.name]
-        states = {key(row): state(row, spec) for row in said}
-        record["comparisons"] = states
         elapsed = (now if now is not None else time.time()) - started_at if started_at is not None else 0.0
         record["elapsed_s"] = round(elapsed, 1)
-        need = {label for row in said if states[key(row)] != "decided" for label in (row["on"], row["off"])}
+        if looks_at(spec, number):
+            said = [row for row in study_comparisons(frame, spec, primary) if row["metric"] == primary.name]
+            states = {key(row): state(row, spec) for row in said}
+            record["comparisons"] = states
+            need = {label for row in said if states[key(row)] != "decided" for label in (row["on"], row["off"])}
+            why = f"{len([s for s in states.values() if s != 'decided'])} comparison(s) not decided"
+            stopped = "decided"
+        else:  # between two looks: the points the last look chose, one more repetition each
+            need = set((previous or {}).get("points") or [])
+            why = "the last look's undecided comparisons: the next repetition before the next look"
+            stopped = (previous or {}).get("stopped") or "decided"
         if not need:
-            chosen, record["stopped"] = [], "decided"
+            chosen, record["stopped"] = [], stopped
         elif elapsed >= spec.max_time_s:
             chosen, record["stopped"] = [], f"max_time_s ({spec.max_time_s:g} s) spent after {elapsed:.0f} s"
         else:
-            chosen = [p for p in ordered if p["label"] in need]
-            record["why"] = f"{len([s for s in states.values() if s != 'decided'])} comparison(s) not decided"
+            chosen, record["why"] = [p for p in ordered if p["label"] in need], why
     record["points"] = [p["label"] for p in chosen]
     return [{**p, "repetitions": [start, stop], "round": number} for p in chosen], record
 

@@ -40,6 +40,9 @@ STUDIES_DIR = paths.CONFIG_DIR / "studies"
 # Above this many points a sweep is a mistake more often than a plan, and Airflow's mapped-task
 # XCom (the list of points) must stay small.
 MAX_POINTS = 512
+# A study DAG's measuring rounds at the fewest (one task per point and round): a spec file with a
+# fixed count of 1 still lets a trigger ask for up to this many repetitions, each in its own round.
+MIN_ROUND_TASKS = 6
 
 # Trigger-form sections, in the order the form shows them.
 GENERAL, DATASET, SWEEP, MEASURE, VALIDATE, EXECUTE = ("Target and dataset", "Dataset", "Sweep",
@@ -98,13 +101,13 @@ class StudySpec(BaseModel):
     min_repetitions: int = Field(
         default=6, ge=6, le=100,
         description="auto: repetitions before the first look (6 pairs are the fewest with an interval at the "
-                    "97.5% each look uses), measured as two half rounds in opposite orders",
+                    "97.5% each look uses), one a round, the point order reversed each round",
         json_schema_extra=_form(MEASURE, "Auto: repetitions before the first look"))
     max_repetitions: int = Field(default=12, ge=6, le=100, description="auto: repetitions at most per point",
                                  json_schema_extra=_form(MEASURE, "Auto: repetitions at most"))
     round_repetitions: int = Field(default=2, ge=1, le=20,
-                                   description="auto: repetitions each further round adds to an undecided point",
-                                   json_schema_extra=_form(MEASURE, "Auto: repetitions per round"))
+                                   description="auto: repetitions between two looks, one a round, for an undecided point",
+                                   json_schema_extra=_form(MEASURE, "Auto: repetitions between looks"))
     dag_rounds: int | None = Field(
         default=None, ge=1, le=100,
         description="the measuring rounds of the DAG a run belongs to, set when the run's spec is checked "
@@ -296,28 +299,25 @@ class StudySpec(BaseModel):
         return self.repetitions == "auto"
 
     def rounds(self) -> list[tuple[int, int]]:
-        """The repetitions each round measures, as [start, stop) ranges. A number: one repetition of
-        every point a round, the point order reversed each round, in as many rounds as the run's
-        DAG has (``dag_rounds``; a larger count is spread over them, and a DAG of one round, or a
-        spec not yet checked for a run, measures all in one), so that what stays with a task (the
-        server instance a restart gave, a neighbour busy for a few seconds) does not move all of a
-        point's repetitions at once. Auto: ``min_repetitions`` as two half rounds (the second in
-        the opposite point order, so drift between a pair's sides cancels), then
-        ``round_repetitions`` a round, alternating order, up to ``max_repetitions``; a round after
-        the first two measures only undecided points."""
-        if not self.sequential:
-            count = int(self.repetitions)
-            tasks = min(count, self.dag_rounds or 1)
-            bounds = [round(i * count / tasks) for i in range(tasks + 1)]
-            return list(zip(bounds[:-1], bounds[1:], strict=True))
-        half = (self.min_repetitions + 1) // 2
-        out = [(0, half), (half, self.min_repetitions)]
-        start = self.min_repetitions
-        while start < self.max_repetitions:
-            stop = min(start + self.round_repetitions, self.max_repetitions)
-            out.append((start, stop))
-            start = stop
-        return out
+        """The repetitions each round measures, as [start, stop) ranges: one repetition of every
+        point a round, the point order reversed each round. A repetition is thus measured in a
+        task of its own (its own restart and warm-up for a warm point), so what stays with a task
+        (the server instance a restart gave, a neighbour busy for a few seconds) varies from
+        repetition to repetition like the rest of the noise instead of moving all of a point's
+        repetitions at once (``tests/unit/test_sequential.py`` simulates both), and what drifts
+        through a run weighs alike on every point. A fixed number larger than the DAG's round
+        tasks (``dag_rounds``) measures as many near-equal runs of repetitions as there are tasks.
+        Auto: one round per repetition up to ``max_repetitions``; ``sequential.plan_round`` says
+        which points each round measures."""
+        count = int(self.repetitions) if not self.sequential else self.max_repetitions
+        tasks = min(count, self.dag_rounds or count)
+        bounds = [round(i * count / tasks) for i in range(tasks + 1)]
+        return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+    def round_tasks(self) -> int:
+        """The measuring tasks a DAG built from this spec has: one per round, and never fewer than
+        ``MIN_ROUND_TASKS``, so that a trigger may fix a count without a file change."""
+        return max(MIN_ROUND_TASKS, len(self.rounds()))
 
     def points(self) -> list[dict[str, Any]]:
         """The sweep: cross product of the matrix dimensions, cache modes and targets, in a random

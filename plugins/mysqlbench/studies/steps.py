@@ -26,14 +26,14 @@ def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
     from mysqlbench.studies.form import overrides
 
     base = load_spec(spec_path(study))
-    # the DAG's round tasks are made from the spec file: a fixed count is spread over them
-    spec = load_spec(spec_path(study), {**overrides(base, params), "dag_rounds": len(base.rounds())})
-    if len(spec.rounds()) > len(base.rounds()):
-        asked = "repetitions: auto" if spec.sequential else f"repetitions: {spec.repetitions}"
-        raise InvalidInput(f"{asked} with these limits measures in up to {len(spec.rounds())} rounds, but the "
-                           f"{study} DAG has {len(base.rounds())} (its rounds are built from {spec_path(study)}): "
-                           "set repetitions: auto and its limits in that file, or ask for fewer rounds "
-                           "(a larger round_repetitions or a smaller max_repetitions)")
+    # the DAG's round tasks are made from the spec file: a fixed count fits into them, auto's
+    # max_repetitions (one round each) must
+    spec = load_spec(spec_path(study), {**overrides(base, params), "dag_rounds": base.round_tasks()})
+    if spec.sequential and spec.max_repetitions > base.round_tasks():
+        raise InvalidInput(f"repetitions: auto with max_repetitions {spec.max_repetitions} measures in up to "
+                           f"{spec.max_repetitions} rounds (one repetition each), but the {study} DAG has "
+                           f"{base.round_tasks()} (its rounds are built from {spec_path(study)}): set repetitions: "
+                           "auto and its limits in that file, or ask for a smaller max_repetitions")
     return spec
 
 
@@ -132,7 +132,7 @@ def ensure_dataset(data: dict[str, Any], recorder: TaskRecorder) -> dict[str, An
 
 def plan_points(data: dict[str, Any], dataset: dict[str, Any]) -> list[dict[str, Any]]:
     """One mapped task's arguments per point (the spec travels with each, small and secret-free),
-    for the first round: every repetition of a fixed run, the first half round with auto."""
+    for the first round (its first repetition of each)."""
     import pandas as pd
 
     from mysqlbench.studies.sequential import plan_round
@@ -148,25 +148,26 @@ def plan_round(data: dict[str, Any], planned: list[dict[str, Any]], number: int,
                recorder: TaskRecorder) -> list[dict[str, Any]]:
     """Round ``number`` (2 and on): with ``repetitions: auto`` the points to measure again, from the
     comparisons so far (``sequential.plan_round``), the decision stored with the run; with a fixed
-    number, every point in the reverse order of the round before, until the count is measured."""
+    number, every point, the order reversed each round, until the count is measured."""
     import pandas as pd
 
     from mysqlbench.studies.analysis import execution_frame
-    from mysqlbench.studies.sequential import first_window_start
+    from mysqlbench.studies.sequential import first_window_start, round_records
     from mysqlbench.studies.sequential import plan_round as decide
 
     spec = spec_of(data)
-    if not spec.sequential:  # a fixed number: every point, the order reversed each round; nothing to store
-        chosen, record = decide(spec, [kwargs["point"] for kwargs in planned], number, pd.DataFrame(), None, None)
-        log.info("round %d of %d: %s", number, record["rounds"], json.dumps(record, default=str)[:3000])
-        dataset_id = planned[0]["dataset_id"] if planned else None
-        return [{"spec_data": data, "point": p, "dataset_id": dataset_id} for p in chosen]
-    workload = workload_of(spec)
-    rows = _measured_rows(recorder)
     points = [kwargs["point"] for kwargs in planned]
-    chosen, record = decide(spec, points, number, execution_frame(rows, workload.primary), workload.primary,
-                            first_window_start(rows))
-    recorder.record([Sample("round_plan", len(chosen), "points", kind=SampleKind.RUN.value, metadata=record)])
+    if spec.sequential:
+        workload = workload_of(spec)
+        rows = _measured_rows(recorder)
+        ti = recorder.context["ti"]
+        records = round_records(recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id, metric="round_plan"))
+        previous = next((r for r in records if r["round"] == number - 1), None)
+        chosen, record = decide(spec, points, number, execution_frame(rows, workload.primary), workload.primary,
+                                first_window_start(rows), previous=previous)
+        recorder.record([Sample("round_plan", len(chosen), "points", kind=SampleKind.RUN.value, metadata=record)])
+    else:  # a fixed number: every point, the order reversed each round; no decision to store
+        chosen, record = decide(spec, points, number, pd.DataFrame(), None, None)
     log.info("round %d of %d: %s", number, record["rounds"], json.dumps(record, default=str)[:3000])
     dataset_id = planned[0]["dataset_id"] if planned else None
     return [{"spec_data": data, "point": p, "dataset_id": dataset_id} for p in chosen]
