@@ -12,6 +12,7 @@ value for the detector to see); a change whose runs after it were mostly measure
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,7 @@ from mysqlbench.regression.history import (
     variable_changes,
 )
 from mysqlbench.results.store import ResultsStore
+from mysqlbench.workloads.base import Better
 
 LINEAGE = ["dag_id", "run_id", "server_version", "package_version", "variables_hash", "spec_hash", "plan_hash",
            "host_hash"]
@@ -47,7 +49,7 @@ def _run_record(position: int, row: dict[str, Any]) -> dict[str, Any]:
     return {"position": position, "run_time": _plain(row["run_time"]), "value": _plain(row["value"]),
             "iqr": _plain(row["iqr"]), "n_ok": int(row["n_ok"]), "n": int(row["n"]), "statuses": row["statuses"],
             "n_timeout": int(row.get("n_timeout") or 0), "noisy": bool(row.get("noisy")),
-            "other_cpu_pct": _plain(row.get("other_cpu_pct")),
+            "other_cpu_pct": _plain(row.get("other_cpu_pct")), "noise_max_pct": _plain(row.get("noise_max_pct")),
             "events": row["events"], **{c: _plain(row.get(c)) for c in LINEAGE}}
 
 
@@ -78,7 +80,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
         values = [r["value"] for r in rows]
         found = change_points(values, thresholds, metric.better)
         for change in found:
-            _weigh_noise(change, rows, thresholds)
+            _weigh_noise(change, rows, thresholds, metric.better)
             at = rows[change.index]
             # blamed: what differs between the runs before and the runs after, not what changed
             # since the previous run (a setting both sides ran with did not make the step)
@@ -105,7 +107,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
                                       "unit": metric.unit, **{k: change[k] for k in (
                                           "run_id", "dag_id", "run_time", "index", "effect_pct", "interval_words",
                                           "interval", "pvalue", "events", "blame",
-                                          "variables_changed", "host_changed", "plan_changed")},
+                                          "variables_changed", "host_changed", "plan_changed", "noise_words")},
                                       "kind": "change", "before_median": change["before"]["median"],
                                       "after_median": change["after"]["median"]})
         for failure in _failures(every, rows, thresholds, metric):
@@ -131,19 +133,60 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
     return out
 
 
-def _weigh_noise(change, rows: list[dict[str, Any]], thresholds: Thresholds) -> None:
-    """A regression is confirmed by runs measured in quiet: with fewer than ``confirm_runs`` runs
-    after it that were not measured under noise, it is reported, not confirmed (a busy host makes
-    everything slower; the rank test cannot tell that from a regression)."""
+# above this share of the CPUs taken by others, noise bounds nothing (1 / (1 - share) grows without end)
+NOISE_BOUND_MAX_PCT = 90.0
+
+
+def noise_slowdown_bound(row: dict[str, Any]) -> float | None:
+    """The most a run's measured noise could have slowed CPU-bound work: when other processes and
+    the hypervisor took a share ``s`` of the machine's CPU time, what was left is ``1 - s`` of it, so
+    the work took at most ``1 / (1 - s)`` times as long. ``s`` is the largest over the run's
+    executions (the median of values each at most that much slower is at most that much slower).
+    None when no share was measured or it leaves too little to bound. It bounds CPU noise only, the
+    noise the sampler sees: a neighbour's disk I/O is neither flagged nor bounded here."""
+    share = row.get("noise_max_pct")
+    if share is None or share != share or share >= NOISE_BOUND_MAX_PCT:
+        return None
+    return 1.0 / (1.0 - max(float(share), 0.0) / 100.0)
+
+
+def _beyond_noise(row: dict[str, Any], before: list[float], thresholds: Thresholds, better: Better) -> bool:
+    """A run after a regression whose value, with its noise's largest possible slowdown taken out,
+    is still worse than every run before the change and than their median by ``min_effect``."""
+    bound = noise_slowdown_bound(row)
+    value = row.get("value")
+    if bound is None or value is None or value != value or not before:
+        return False
+    median = statistics.median(before)
+    if better is Better.LOWER:
+        return value / bound > max(max(before), median * (1 + thresholds.min_effect))
+    return value * bound < min(min(before), median / (1 + thresholds.min_effect))
+
+
+def _weigh_noise(change, rows: list[dict[str, Any]], thresholds: Thresholds, better: Better) -> None:
+    """A regression is confirmed by runs whose step their noise cannot explain: runs measured in
+    quiet, and runs measured under noise whose value is worse than every run before the change
+    even with the most their noise could have slowed them taken out (``noise_slowdown_bound``: a
+    24x step under 50% other CPU, which can at most double a time, still counts). With fewer than
+    ``confirm_runs`` of them after it, it is reported, not confirmed (a busy host makes everything
+    slower; the rank test cannot tell that from a regression)."""
     if not (change.regression and change.confirmed):
         return
+    before = [rows[i]["value"] for i in change.before.runs]
     noisy = [i for i in change.after.runs if rows[i].get("noisy")]
+    beyond = [i for i in noisy if _beyond_noise(rows[i], before, thresholds, better)]
     quiet = len(change.after.runs) - len(noisy)
-    if quiet < thresholds.confirm_runs:
+    if beyond:
+        change.noise_words = (f"{len(beyond)} of its {len(change.after.runs)} runs after were measured under noise "
+                              f"and count: each is worse than every run before even "
+                              f"{max(noise_slowdown_bound(rows[i]) for i in beyond):.2f}x faster, the most its "
+                              f"noise could have slowed it")
+    if quiet + len(beyond) < thresholds.confirm_runs:
         change.confirmed = False
         change.why_not_confirmed = (f"{len(noisy)} of its {len(change.after.runs)} runs after were measured under "
-                                    f"noise (other processes' CPU or steal): {quiet} quiet, "
-                                    f"{thresholds.confirm_runs} needed")
+                                    f"noise (other processes' CPU or steal), {len(noisy) - len(beyond)} of them by "
+                                    f"enough to explain their step: {quiet} quiet and {len(beyond)} beyond their "
+                                    f"noise, {thresholds.confirm_runs} needed")
 
 
 def _failures(every: list[dict[str, Any]], valid: list[dict[str, Any]], thresholds: Thresholds,

@@ -101,6 +101,7 @@ class Change:
     confirmed: bool
     recent: bool
     why_not_confirmed: str | None = None
+    noise_words: str | None = None  # runs after it measured under noise that count anyway, and why
     # the same estimator as a study's findings (``mysqlbench.statistics.compare``), its sample one
     # value per run on each side (unpaired): the effect with its interval, n and verdict
     interval: dict[str, Any] | None = None

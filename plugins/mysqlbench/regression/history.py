@@ -131,7 +131,12 @@ def _noise(store: ResultsStore, studies: list[str]) -> pd.DataFrame:
     wide = pd.DataFrame(rows).pivot_table(index=key, columns="metric", values="value", aggfunc="first")
     other = wide.get("os_other_cpu_pct", pd.Series(float("nan"), index=wide.index))
     steal = wide.get("os_steal_pct", pd.Series(float("nan"), index=wide.index))
-    out = pd.DataFrame({"noisy": (other > NOISE_OTHER_CPU_PCT) | (steal > NOISE_STEAL_PCT), "other_cpu_pct": other})
+    # the share of the machine's CPU time others took (processes, the hypervisor): absent when
+    # neither was measured
+    taken = other.fillna(0) + steal.fillna(0)
+    taken = taken.where(other.notna() | steal.notna())
+    out = pd.DataFrame({"noisy": (other > NOISE_OTHER_CPU_PCT) | (steal > NOISE_STEAL_PCT), "other_cpu_pct": other,
+                        "noise_pct": taken})
     return out.reset_index()
 
 
@@ -197,7 +202,7 @@ def executions(store: ResultsStore, studies: list[str], include_invalid: bool = 
     frame["machine"] = frame["machine"].fillna("host " + frame["host_hash"].fillna("?"))
     noise = _noise(store, studies)
     if noise.empty:
-        frame["noisy"], frame["other_cpu_pct"] = False, float("nan")
+        frame["noisy"], frame["other_cpu_pct"], frame["noise_pct"] = False, float("nan"), float("nan")
     else:
         frame["repetition"] = frame["repetition"].astype(float)
         noise["repetition"] = noise["repetition"].astype(float)
@@ -237,7 +242,7 @@ def history(store: ResultsStore, studies: list[str], include_invalid: bool = Fal
     grouped = frame.groupby(KEY + ["dag_id", "run_id"], dropna=False, sort=False)
     runs = grouped.agg(value=("ok_value", "median"), n_ok=("ok_value", "count"), n=("status", "size"),
                        n_timeout=("timed_out", "sum"), n_noisy=("noisy", "sum"),
-                       other_cpu_pct=("other_cpu_pct", "median"),
+                       other_cpu_pct=("other_cpu_pct", "median"), noise_max_pct=("noise_pct", "max"),
                        q1=("ok_value", lambda s: s.quantile(0.25)), q3=("ok_value", lambda s: s.quantile(0.75)),
                        run_time=("recorded_at", "min"), metric=("metric", "first"), point=("label_point", "first"),
                        raw_point=("point", "first"), statuses=("status", lambda s: ",".join(sorted(set(s)))),

@@ -144,6 +144,8 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
                         f"p = {change['pvalue']:.2g})</h3>")
             body.append(f"<p>Effect with its interval (one value per run on each side, unpaired): "
                         f"{esc(change.get('interval_words', 'no interval'))}.</p>")
+            if change.get("noise_words"):
+                body.append(f"<p>Noise: {esc(change['noise_words'])}.</p>")
             blamed = _events_text(change.get("blame", []), change["variables_changed"], change.get("host_changed"))
             body.append("<p>Differs between the runs before and the runs after (what the step can be blamed on): "
                         f"{esc(blamed)}. Changed at this run: {esc(_events_text(change['events']))}.</p>")
@@ -185,5 +187,6 @@ def summary_text(analysis: dict[str, Any]) -> str:
         lines.append(f"- {a['label']}: {a['metric']} {a['before_median']:.6g} -> {a['after_median']:.6g} {a['unit']} "
                      f"({a['effect_pct']:+.1f}%; {a.get('interval_words', 'no interval')}) from run {a['run_id']}; "
                      "differs between the runs before and after: "
-                     f"{_events_text(a.get('blame', []), a['variables_changed'], a.get('host_changed'))}")
+                     f"{_events_text(a.get('blame', []), a['variables_changed'], a.get('host_changed'))}"
+                     + (f"; {a['noise_words']}" if a.get("noise_words") else ""))
     return "\n".join(lines)
