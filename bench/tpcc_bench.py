@@ -129,8 +129,9 @@ def one_run(server: ManagedServer, target, name: str) -> dict:
     conn = target.connect(database=schema)
     try:
         session = SimpleNamespace(conn=conn, target=target, schema=schema, window=Window())
+        # ours deals the peers' own 10/10/1/1/1 mix: the same mix on every side
         config = tpcc_driver.DriverConfig(warehouses=WAREHOUSES, connections=CONNECTIONS, rampup_s=RAMPUP_S,
-                                          measure_s=MEASURE_S, interval_s=INTERVAL_S)
+                                          measure_s=MEASURE_S, interval_s=INTERVAL_S, mix=tpcc_workload.PEERS_MIX)
         server_cpu = mysqld_cpu_s(server)
         if name == "ours":
             marker = ownership.read_marker(conn, schema)

@@ -101,3 +101,20 @@ def test_the_form_draws_fixed_choices_as_a_multi_select_and_titles_read_right():
     checked["cache"] = ["cold"]
     with pytest.raises(ParamValidationError):  # the examples offer, the enum still decides
         checked["cache"] = ["lukewarm"]
+
+
+def test_a_field_that_takes_a_name_or_a_mapping_takes_both_in_the_form():
+    """TPC-C's mix is a deck's name or percent weights: the form's schema lets both through (it
+    was typed string-or-null, so weights from a conf were refused at trigger time), and the spec
+    model still decides which names and weights are good."""
+    from airflow.sdk.definitions.param import ParamsDict
+
+    from mysqlbench.studies.form import form_params
+    from mysqlbench.studies.spec import load_spec
+
+    params = ParamsDict(form_params(load_spec("tpcc_bp_sweep_study")))
+    assert params["mix"] == "spec"
+    params["mix"] = {"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+    params["mix"] = "tpcc-mysql"
+    with pytest.raises(InvalidInput, match="unknown mix 'cards'"):
+        load_spec("tpcc_bp_sweep_study", {"workload_params": {"mix": "cards"}})

@@ -49,6 +49,10 @@ def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
                 **{k: v for k, v in number.items() if k in ("minimum", "maximum")}}
     if "anyOf" in prop and all(set(option) <= {"type"} for option in prop["anyOf"]):
         return {"type": [option["type"] for option in prop["anyOf"]]}
+    kinds = list(dict.fromkeys(o.get("type") for o in prop.get("anyOf", ()) if o.get("type") != "null"))
+    if len(kinds) > 1:  # a name or a mapping (tpcc's mix: a deck's name or weights): any of those types
+        nullable = any(o.get("type") == "null" for o in prop["anyOf"])
+        return {"type": [*kinds, *(["null"] if nullable else [])]}
     if "anyOf" in prop:
         first = next(o for o in prop["anyOf"] if o.get("type") != "null")
         return {"type": [first.get("type", "string"), "null"], **{k: v for k, v in first.items()

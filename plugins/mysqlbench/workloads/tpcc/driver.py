@@ -24,7 +24,23 @@ from mysqlbench.workloads.tpcc import CUSTOMERS, ITEMS, last_name
 log = logging.getLogger(__name__)
 
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+# the specification's minimums (clause 5.2.3), percent of all transactions; New-Order is the rest
+MINIMUMS = {"payment": 43.0, "order_status": 4.0, "delivery": 4.0, "stock_level": 4.0}
+# weights at exactly the minimums: a weighted draw this close to them falls below them in many windows
 STANDARD_MIX = {"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+# Named mixes are decks of cards, one per terminal, dealt in a shuffled order and shuffled again once
+# dealt: every 22 (or 23) transactions of a terminal hold exactly its cards.
+#   spec: 9 New-Order, 10 Payment, 1 each of the rest: Payment 45.5%, the others 4.5%, a margin of
+#         2.5 and 0.5 points above the minimums; New-Order 40.9%. Any run of at least WINDOW_K_PER_TERMINAL
+#         transactions per terminal keeps every minimum (tests/unit/test_tpcc_driver.py).
+#   tpcc-mysql: the peers' 10/10/1/1/1 (tpcc-mysql deals it from one deck its threads share,
+#         sysbench-tpcc draws with those weights): New-Order and Payment 43.5%, the others 4.3%.
+DECKS = {
+    "spec": {"new_order": 9, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1},
+    "tpcc-mysql": {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1},
+}
+DEFAULT_MIX = "spec"
+WINDOW_K_PER_TERMINAL = 250
 # clause 5.2.5.7 (keying time, seconds) and 5.2.5.4 (mean think time, seconds)
 KEYING_S = {"new_order": 18, "payment": 3, "order_status": 2, "delivery": 2, "stock_level": 2}
 THINK_MEAN_S = {"new_order": 12, "payment": 12, "order_status": 10, "delivery": 5, "stock_level": 5}
@@ -34,7 +50,14 @@ MAX_RETRIES = 3
 PROCEDURES = TRANSACTIONS  # one stored procedure per transaction: tpcc_<name>
 
 
-def check_mix(mix: dict[str, float]) -> dict[str, float]:
+def check_mix(mix: str | dict[str, float]) -> str | dict[str, float]:
+    """A deck's name, or percent weights per transaction (drawn at random each call)."""
+    if isinstance(mix, str):
+        if mix not in DECKS:
+            raise InvalidInput(f"unknown mix {mix!r}: a deck ({', '.join(DECKS)}) or percent weights per transaction")
+        return mix
+    if not isinstance(mix, dict):
+        raise InvalidInput(f"mix is a deck's name ({', '.join(DECKS)}) or percent weights per transaction, not {mix!r}")
     unknown = sorted(set(mix) - set(TRANSACTIONS))
     if unknown:
         raise InvalidInput(f"unknown transaction(s) in the mix: {unknown}; known: {list(TRANSACTIONS)}")
@@ -78,7 +101,7 @@ class DriverConfig:
     rampup_s: float
     measure_s: float
     interval_s: float = 10.0
-    mix: dict[str, float] = field(default_factory=lambda: dict(STANDARD_MIX))
+    mix: str | dict[str, float] = DEFAULT_MIX
     think_time: bool = False
     seed: int | None = None
 
@@ -90,11 +113,31 @@ class DriverConfig:
         self.mix = check_mix(self.mix)
 
 
+class Dealer:
+    """One terminal's next transaction type: from its own shuffled deck when the mix names one,
+    else a weighted draw."""
+
+    def __init__(self, mix: str | dict[str, float], rng: random.Random):
+        self.rng = rng
+        self.weights = None if isinstance(mix, str) else [mix[t] for t in TRANSACTIONS]
+        self.cards = [t for t in TRANSACTIONS for _ in range(DECKS[mix][t])] if isinstance(mix, str) else []
+        self.left: list[str] = []
+
+    def next(self) -> str:
+        if self.weights is not None:
+            return self.rng.choices(TRANSACTIONS, self.weights)[0]
+        if not self.left:
+            self.left = list(self.cards)
+            self.rng.shuffle(self.left)
+        return self.left.pop()
+
+
 class Inputs:
     """One terminal's input generator (clause 2.x.1): home warehouse fixed, everything else drawn."""
 
-    def __init__(self, home: int, warehouses: int, constants: Constants, rng: random.Random):
+    def __init__(self, home: int, warehouses: int, constants: Constants, rng: random.Random, district: int = 1):
         self.home, self.warehouses, self.k, self.rng = home, warehouses, constants, rng
+        self.district = district  # the terminal's own district: Stock-Level's (clause 2.8.1.1)
 
     def _other_warehouse(self) -> int:
         other = self.rng.randint(1, self.warehouses - 1)
@@ -142,7 +185,7 @@ class Inputs:
         return (self.home, self.rng.randint(1, 10))
 
     def stock_level(self) -> tuple[Any, ...]:
-        return (self.home, self.rng.randint(1, 10), self.rng.randint(10, 20))
+        return (self.home, self.district, self.rng.randint(10, 20))
 
 
 CALLS = {
@@ -213,10 +256,12 @@ class Driver:
 
         config = self.config
         rng = random.Random(None if config.seed is None else config.seed * 10_007 + n)
-        home = n % config.warehouses + 1  # terminals spread over the warehouses, as the spec's are bound to one
-        inputs = Inputs(home, config.warehouses, self.constants, rng)
+        # terminals spread over the warehouses, then their districts: the specification binds a
+        # terminal to one warehouse and one district
+        home, district = n % config.warehouses + 1, (n // config.warehouses) % 10 + 1
+        inputs = Inputs(home, config.warehouses, self.constants, rng, district)
         kinds = list(TRANSACTIONS)
-        weights = [config.mix[t] for t in kinds]
+        dealer = Dealer(config.mix, rng)
         try:
             conn = self.connect()
             with conn.cursor() as cur:
@@ -236,7 +281,7 @@ class Driver:
         cur = conn.cursor()
         try:
             while not self._stop.is_set():
-                kind = rng.choices(kinds, weights)[0]
+                kind = dealer.next()
                 args = getattr(inputs, kind)()
                 if config.think_time:
                     self._stop.wait(KEYING_S[kind])
@@ -279,8 +324,11 @@ class Driver:
             conn.close()
 
 
-def results(records: list[Record], config: DriverConfig) -> dict[str, Any]:
-    """What the measure window holds: calls that ended in [rampup, rampup + measure)."""
+def results(records: list[Record], config: DriverConfig, window: tuple[float, float] | None = None) -> dict[str, Any]:
+    """What the measure window holds: calls that ended in [rampup, rampup + measure), or in
+    ``window`` (seconds since the terminals started): the edges at which the database's own count
+    was read, so the two counts cover the same span and differ by at most the calls in flight at
+    its edges, one a terminal."""
     import numpy as np
 
     kind = np.concatenate([np.asarray(r.kind, dtype=np.int8) for r in records]) if records else np.array([])
@@ -288,7 +336,7 @@ def results(records: list[Record], config: DriverConfig) -> dict[str, Any]:
     latency = np.concatenate([np.asarray(r.latency) for r in records]) if records else np.array([])
     status = np.concatenate([np.asarray(r.status, dtype=np.int8) for r in records]) if records else np.array([])
     retries = np.concatenate([np.asarray(r.retries) for r in records]) if records else np.array([])
-    start, stop = config.rampup_s, config.rampup_s + config.measure_s
+    start, stop = window or (config.rampup_s, config.rampup_s + config.measure_s)
     inside = (end >= start) & (end < stop)
     per_type = {}
     for index, name in enumerate(TRANSACTIONS):
@@ -303,9 +351,11 @@ def results(records: list[Record], config: DriverConfig) -> dict[str, Any]:
         }
     new_orders = per_type["new_order"]["ok"]
     # per interval of the whole run (rampup included, marked), from the calls' end times
-    edges = np.arange(0, stop + 1e-9, config.interval_s)
-    if edges[-1] < stop:
-        edges = np.append(edges, stop)
+    # (on the nominal grid: the window's read edges are a few ms off it)
+    nominal = config.rampup_s + config.measure_s
+    edges = np.arange(0, nominal + 1e-9, config.interval_s)
+    if edges[-1] < nominal:
+        edges = np.append(edges, nominal)
     bins = np.digitize(end, edges) - 1
     intervals = []
     for b in range(len(edges) - 1):
@@ -320,9 +370,9 @@ def results(records: list[Record], config: DriverConfig) -> dict[str, Any]:
     for record in records:
         for key, value in record.errors.items():
             errors[key] = errors.get(key, 0) + value
-    return {"new_orders_per_min": new_orders * 60 / config.measure_s, "new_orders": new_orders,
+    return {"new_orders_per_min": new_orders * 60 / (stop - start), "new_orders": new_orders,
             "transactions": int((inside & (status == 0)).sum()), "per_type": per_type, "intervals": intervals,
-            "errors": errors, "measure_s": config.measure_s, "rampup_s": config.rampup_s}
+            "errors": errors, "measure_s": stop - start, "rampup_s": start}
 
 
 def run(config: DriverConfig, connect, c_load: int, *, on_measure_start=None, on_measure_end=None,

@@ -29,6 +29,7 @@ from mysqlbench.workloads.tpcc.models import TpccDataset
 log = logging.getLogger(__name__)
 
 UNITS = ("mix",)
+PEERS_MIX = "tpcc-mysql"  # tpcc-mysql's and sysbench-tpcc's own 10/10/1/1/1
 MAX_CONNECTIONS = 1024
 
 
@@ -39,9 +40,12 @@ class TpccParams(BaseModel):
     rampup_s: float = Field(default=10, ge=0, le=86_400, description="seconds run before the measure window")
     measure_s: float = Field(default=60, gt=0, le=86_400, description="the measure window, seconds")
     interval_s: float = Field(default=10, gt=0, le=3600, description="time series interval, seconds")
-    mix: dict[str, float] = Field(default_factory=lambda: dict(tpcc_driver.STANDARD_MIX),
-                                  description="percent per transaction (new_order, payment, order_status, "
-                                              "delivery, stock_level), summing to 100")
+    mix: str | dict[str, float] = Field(
+        default=tpcc_driver.DEFAULT_MIX,
+        description="the transaction mix: a deck dealt to each terminal, 'spec' (9/10/1/1/1: every minimum of the "
+                    "specification with a margin) or 'tpcc-mysql' (the peers' 10/10/1/1/1), or percent weights per "
+                    "transaction (new_order, payment, order_status, delivery, stock_level) summing to 100, drawn at "
+                    "random")
     think_time: bool = Field(default=False, description="the specification's keying and think times")
     driver: Literal["ours", "tpcc-mysql", "sysbench-tpcc"] = Field(
         default="ours", description="who runs the transactions: our stored-procedure driver, or a peer "
@@ -49,7 +53,7 @@ class TpccParams(BaseModel):
 
     @field_validator("mix")
     @classmethod
-    def _mix(cls, value: dict[str, float]) -> dict[str, float]:
+    def _mix(cls, value: str | dict[str, float]) -> str | dict[str, float]:
         try:
             return tpcc_driver.check_mix(value)
         except InvalidInput as exc:
@@ -62,9 +66,10 @@ class TpccParams(BaseModel):
         if self.driver != "ours":
             from mysqlbench.workloads.tpcc import peers
 
-            if self.mix != tpcc_driver.check_mix(tpcc_driver.STANDARD_MIX) or self.think_time:
-                raise ValueError(f"driver {self.driver} runs its own fixed mix without think times: leave mix and "
-                                 "think_time at their defaults, or use driver: ours")
+            if ("mix" in self.model_fields_set and self.mix != PEERS_MIX) or self.think_time:
+                raise ValueError(f"driver {self.driver} runs its own fixed mix ({PEERS_MIX}) without think times: "
+                                 f"leave mix at {PEERS_MIX!r} or unset and think_time off, or use driver: ours")
+            self.mix = PEERS_MIX  # what the peer runs, recorded as such
             try:
                 peers.check_whole_seconds(self.rampup_s, self.measure_s, self.interval_s)
                 peers.PeerRunConfig(1, self.connections, int(self.rampup_s), int(self.measure_s), int(self.interval_s))
@@ -259,7 +264,8 @@ class TpccWorkload(StudyWorkload):
             "new_orders_committed": (float(counted["new_orders"]), "count"),
             "window_s": (counted["seconds"], "s"),
             "driver_new_orders_per_min": (out["new_orders_per_min"], "1/min"),
-            "transactions_per_s": (out["transactions"] / config.measure_s if out["transactions"] is not None
+            "driver_new_orders": (float(out["new_orders"]) if out.get("new_orders") is not None else None, "count"),
+            "transactions_per_s": (out["transactions"] / out["measure_s"] if out["transactions"] is not None
                                    else None, "1/s"),
             "driver_cpu_share": (counted["driver_cpu_s"] / counted["seconds"]
                                  if counted["driver_cpu_s"] is not None else None, "cores"),
@@ -368,7 +374,10 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
         deadline = driver.started + config.rampup_s
         while time.perf_counter() < deadline and not session.window.aborted:
             time.sleep(0.05)
-        before, cpu, edge = _new_orders(session.conn), time.process_time(), time.perf_counter()
+        # the database's count is read at the window's edges, and the driver's own count covers
+        # the same span, so the two agree within the calls in flight at an edge (one a terminal)
+        edge = time.perf_counter()
+        before, cpu = _new_orders(session.conn), time.process_time()
 
         def window() -> None:  # the measure phase only: the terminals are already running
             end = driver.started + config.rampup_s + config.measure_s
@@ -376,7 +385,9 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
                 time.sleep(0.05)
 
         measured = session.window.run(window, kill=driver.stop)
-        after, cpu, seconds = _new_orders(session.conn), time.process_time() - cpu, time.perf_counter() - edge
+        closing = time.perf_counter()
+        after, cpu = _new_orders(session.conn), time.process_time() - cpu
+        seconds = closing - edge
     finally:
         driver.stop()
     if driver.failures:
@@ -384,7 +395,8 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
     # our driver runs in this process: its CPU is this process's (plus the engine's once-a-second
     # OS sampler, a few /proc reads)
     counted = {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu}
-    return measured, tpcc_driver.results(driver.records, config), counted
+    return measured, tpcc_driver.results(driver.records, config, (edge - driver.started, closing - driver.started)), \
+        counted
 
 
 def _peer(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], name: str, *,
