@@ -22,7 +22,7 @@ RATE = Metric("statements_per_s", "1/s", Better.HIGHER, "throughput")
 
 
 def _original(spec: dict, rows=(), versions=("10.11.6-MariaDB",), hosts=("h1",), seed=77) -> rerun.Original:
-    return rerun.Original(dag_id=spec.get("study", "probe_rerun_study"), run_id="manual__x", spec=spec, seed=seed, valid=True,
+    return rerun.Original(dag_id=spec.get("study", "tpch_power"), run_id="manual__x", spec=spec, seed=seed, valid=True,
                           server_versions=frozenset(versions), host_hashes=frozenset(hosts), rows=list(rows))
 
 
