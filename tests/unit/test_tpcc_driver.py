@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from mysqlbench.errors import InvalidInput
@@ -144,3 +145,27 @@ def test_a_deck_deals_exactly_its_cards_and_stock_level_keeps_the_terminals_dist
     assert {inputs.stock_level()[1] for _ in range(50)} == {7}
     with pytest.raises(InvalidInput, match="unknown mix 'tpcc'"):
         d.check_mix("tpcc")
+
+
+def test_intervals_start_at_the_window_and_a_short_one_is_left_out_of_the_stability_figure():
+    """Issue 26 item 4: with a rampup that is not a multiple of the interval, an interval straddled
+    the rampup's end, and a short last interval (a few calls over a fraction of the width) counted
+    in the stability figure."""
+    config = d.DriverConfig(warehouses=1, connections=1, rampup_s=5, measure_s=7, interval_s=2)
+    assert d.interval_edges(config) == [0.0, 1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 12.0]
+    assert d.interval_edges(d.DriverConfig(warehouses=1, connections=1, rampup_s=2, measure_s=6, interval_s=2)) \
+        == [0.0, 2.0, 4.0, 6.0, 8.0]
+    record = d.Record()
+    for end in np.arange(0.05, 12, 0.1):  # one New-Order every 0.1 s
+        record.kind.append(0)
+        record.end.append(float(end))
+        record.latency.append(0.01)
+        record.status.append(0)
+        record.retries.append(0)
+    out = d.results([record], config)
+    kept = d.window_intervals(out["intervals"], config)
+    assert [(i["start_s"], i["end_s"]) for i in kept] == [(5.0, 7.0), (7.0, 9.0), (9.0, 11.0)]
+    assert all(i["new_orders_per_min"] == pytest.approx(600) for i in kept)
+    # a peer's report intervals have no start: those ending an interval after the rampup count
+    peer = [{"end_s": float(e)} for e in (2, 4, 6, 8, 10, 12)]
+    assert [i["end_s"] for i in d.window_intervals(peer, config)] == [8.0, 10.0, 12.0]

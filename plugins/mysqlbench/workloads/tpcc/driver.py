@@ -324,6 +324,35 @@ class Driver:
             conn.close()
 
 
+def interval_edges(config: DriverConfig) -> list[float]:
+    """The time series' interval edges, seconds since the terminals started, on the nominal grid
+    (the window's read edges are a few ms off it) and aligned to the measure window's start: the
+    rampup's intervals counted back from it (the first may be short), the window's from it (the last
+    is short when measure_s is not a multiple of interval_s). So no interval straddles the rampup's
+    end."""
+    step, rampup, end = config.interval_s, config.rampup_s, config.rampup_s + config.measure_s
+    back = [rampup - k * step for k in range(int(rampup // step) + 1) if rampup - k * step > 1e-9]
+    forward = [rampup + k * step for k in range(1, int(config.measure_s // step) + 1)]
+    edges = [0.0, *sorted(back), *forward]
+    if end - edges[-1] > 1e-9:
+        edges.append(end)
+    return edges
+
+
+def window_intervals(intervals: list[dict[str, Any]], config: DriverConfig) -> list[dict[str, Any]]:
+    """The intervals the stability figure is judged over: inside the measure window and whole (a
+    short last interval's rate is a few calls over a fraction of the width). A peer's intervals
+    (its own report's, no start) count when they end an interval or more after the rampup."""
+    eps = 1e-9
+
+    def counts(i: dict[str, Any]) -> bool:
+        if "start_s" not in i:
+            return i["end_s"] - config.interval_s >= config.rampup_s - eps
+        return i["start_s"] >= config.rampup_s - eps and i["end_s"] - i["start_s"] >= config.interval_s - eps
+
+    return [i for i in intervals if counts(i)]
+
+
 def results(records: list[Record], config: DriverConfig, window: tuple[float, float] | None = None) -> dict[str, Any]:
     """What the measure window holds: calls that ended in [rampup, rampup + measure), or in
     ``window`` (seconds since the terminals started): the edges at which the database's own count
@@ -351,11 +380,7 @@ def results(records: list[Record], config: DriverConfig, window: tuple[float, fl
         }
     new_orders = per_type["new_order"]["ok"]
     # per interval of the whole run (rampup included, marked), from the calls' end times
-    # (on the nominal grid: the window's read edges are a few ms off it)
-    nominal = config.rampup_s + config.measure_s
-    edges = np.arange(0, nominal + 1e-9, config.interval_s)
-    if edges[-1] < nominal:
-        edges = np.append(edges, nominal)
+    edges = interval_edges(config)
     bins = np.digitize(end, edges) - 1
     intervals = []
     for b in range(len(edges) - 1):
@@ -363,7 +388,8 @@ def results(records: list[Record], config: DriverConfig, window: tuple[float, fl
         width = edges[b + 1] - edges[b]
         no = here & (kind == 0) & (status == 0)
         lat = latency[here & (status == 0)] * 1000
-        intervals.append({"end_s": float(edges[b + 1]), "new_orders_per_min": float(no.sum()) * 60 / width,
+        intervals.append({"start_s": float(edges[b]), "end_s": float(edges[b + 1]),
+                          "new_orders_per_min": float(no.sum()) * 60 / width,
                           "transactions_per_s": float((here & (status == 0)).sum()) / width,
                           "p95_ms": float(np.percentile(lat, 95)) if len(lat) else None})
     errors: dict[str, int] = {}

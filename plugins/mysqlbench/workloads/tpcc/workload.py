@@ -283,7 +283,7 @@ class TpccWorkload(StudyWorkload):
                 metrics[f"tool_{name}"] = (float(value), units.get(name, "count"))
         intervals = out["intervals"]
         offsets = [i["end_s"] for i in intervals]
-        window_intervals = [i for i in intervals if i["end_s"] - config.interval_s >= config.rampup_s - 1e-9]
+        window_intervals = tpcc_driver.window_intervals(intervals, config)
         key = "new_orders_per_min" if all(i["new_orders_per_min"] is not None for i in intervals) \
             else "transactions_per_s"
         after_rampup = [i[key] for i in window_intervals]
