@@ -9,8 +9,10 @@ measured window (the rampup outside it), beside the tool's own figure; the CPU s
 driver's process CPU over the window. The runs use the very code the study engine runs
 (`workload._ours`, `workload._peer`), so this measures what a study measures.
 
-Peers come from MYSQLBENCH_PEER_SOURCES (default ../shared/refs beside the repository); a peer
-whose source is absent is skipped and says so. BENCH_TPCC_WAREHOUSES (2), BENCH_TPCC_CONNECTIONS
+Peers come from MYSQLBENCH_PEER_SOURCES (default ../shared/refs beside the repository).
+BENCH_TPCC_PEERS names the peers to compare with (default: tpcc-mysql,sysbench-tpcc; empty: ours
+alone): one that cannot be built fails the bench with why, before any server starts, never a
+comparison that quietly leaves it out. BENCH_TPCC_WAREHOUSES (2), BENCH_TPCC_CONNECTIONS
 (8), BENCH_TPCC_RAMPUP_S (10), BENCH_TPCC_MEASURE_S (60), BENCH_TPCC_RUNS (1, alternating).
 """
 
@@ -151,17 +153,31 @@ def one_run(server: ManagedServer, target, name: str) -> dict:
             "server_cpu_share": server_cpu / (RAMPUP_S + counted["seconds"]), "own_figure": own}
 
 
+def asked_peers() -> list[str]:
+    """BENCH_TPCC_PEERS: the peers to compare with, each built (or found built) here."""
+    raw = os.environ.get("BENCH_TPCC_PEERS", ",".join(peers.PEERS))
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(peers.PEERS))
+    if unknown:
+        raise SystemExit(f"BENCH_TPCC_PEERS: unknown peer(s) {unknown}; known: {', '.join(peers.PEERS)}")
+    missing = {}
+    for name in names:
+        try:
+            peers.build(name)
+        except MysqlbenchError as exc:
+            missing[name] = str(exc)
+    if missing:
+        raise SystemExit("TPC-C bench: asked for " + ", ".join(names) + " but cannot run " +
+                         "; ".join(f"{k}: {v}" for k, v in missing.items()) +
+                         " (set MYSQLBENCH_PEER_SOURCES, or BENCH_TPCC_PEERS to the peers wanted, empty for ours alone)")
+    return names
+
+
 def main() -> None:
     import logging
 
     logging.getLogger("mysqlbench").setLevel(logging.WARNING)  # the tools' whole output is in the json
-    available, skipped = [], {}
-    for name in peers.PEERS:
-        try:
-            peers.build(name)
-            available.append(name)
-        except MysqlbenchError as exc:
-            skipped[name] = str(exc)
+    available = asked_peers()
     server = ManagedServer(ManagedSpec.load("bench"))
     server.start(BUFFER_POOL)
     password = server.ensure_benchmark_user()
@@ -188,7 +204,7 @@ def main() -> None:
     summary = {"server": server.health()["version"], "warehouses": WAREHOUSES, "connections": CONNECTIONS,
                "rampup_s": RAMPUP_S, "measure_s": MEASURE_S, "buffer_pool": BUFFER_POOL, "runs": RUNS,
                "load_s": {k: round(v, 1) for k, v in loads.items()}, "median": median, "raw": results,
-               "skipped": skipped}
+               "peers_asked": available}
     intervals = {}
     for peer in available:
         summary[f"ratio_ours_to_{peer}"] = median["ours"]["new_orders_per_min"] / median[peer]["new_orders_per_min"]
@@ -211,8 +227,8 @@ def main() -> None:
     for peer in available:
         print(f"  ratio ours / {peer}: {summary[f'ratio_ours_to_{peer}']:.2f} (medians); paired: "
               f"{intervals[peer].ratio_words()}")
-    for peer, why in skipped.items():
-        print(f"  {peer} skipped: {why}")
+    if not available:
+        print("  no peer asked for (BENCH_TPCC_PEERS is empty): ours alone")
     print(f"  (CPU in cores: 1.00 is one core busy; written to {out})")
 
 

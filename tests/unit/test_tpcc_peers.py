@@ -125,3 +125,21 @@ def test_a_peers_cpu_is_read_while_it_runs_and_absent_once_it_is_gone(tmp_path):
     assert busy is not None and busy > 0
     proc.wait(30)
     assert proc.cpu_seconds() is None  # reaped: absent, not zero
+
+
+def test_the_bench_fails_before_any_server_when_a_peer_asked_for_cannot_run(monkeypatch, tmp_path):
+    """Issue 26 item 4: make bench skipped a peer it could not build and exited 0, so a comparison
+    could quietly lose a side. Asked for (BENCH_TPCC_PEERS, all by default), it must run or fail."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import tpcc_bench
+
+    monkeypatch.setenv("MYSQLBENCH_WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("MYSQLBENCH_PEER_SOURCES", str(tmp_path / "no-such-refs"))
+    monkeypatch.delenv("BENCH_TPCC_PEERS", raising=False)
+    with pytest.raises(SystemExit, match="asked for tpcc-mysql, sysbench-tpcc but cannot run tpcc-mysql: "):
+        tpcc_bench.asked_peers()
+    monkeypatch.setenv("BENCH_TPCC_PEERS", "hammerdb")
+    with pytest.raises(SystemExit, match=r"unknown peer\(s\) \['hammerdb'\]"):
+        tpcc_bench.asked_peers()
+    monkeypatch.setenv("BENCH_TPCC_PEERS", "")
+    assert tpcc_bench.asked_peers() == []
