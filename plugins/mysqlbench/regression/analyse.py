@@ -172,7 +172,7 @@ def _weigh_noise(change, rows: list[dict[str, Any]], thresholds: Thresholds, bet
     slower; the rank test cannot tell that from a regression)."""
     if not (change.regression and change.confirmed):
         return
-    before = [rows[i]["value"] for i in change.before.runs]
+    before = [v for v in (rows[i]["value"] for i in change.before.runs) if v is not None and v == v]
     noisy = [i for i in change.after.runs if rows[i].get("noisy")]
     beyond = [i for i in noisy if _beyond_noise(rows[i], before, thresholds, better)]
     quiet = len(change.after.runs) - len(noisy)
