@@ -230,6 +230,17 @@ def _rule_for(knob: str, server: ServerInfo) -> dict[str, Any]:
     raise NotApplicable(f"{knob} is not applicable on {server.label}: no variable is known for it")
 
 
+def variable_for(knob: str, server: ServerInfo) -> str | None:
+    """The server variable a logical knob sets on ``server``; None when the knob does not apply
+    there (or is unknown)."""
+    if knob not in knob_table():
+        return None
+    try:
+        return _rule_for(knob, server).get("variable")
+    except NotApplicable:
+        return None
+
+
 def translate(knobs: dict[str, Any], server: ServerInfo, *, raw_variables: dict[str, Any] | None = None,
               server_variables: dict[str, Any] | None = None) -> list[Setting]:
     """Concrete settings for ``knobs`` (logical names) and ``raw_variables`` (server variable

@@ -115,6 +115,11 @@ def test_instances_apply_on_mysql_and_every_point_is_compared_with_the_baseline(
                             "buffer_pool_instances=8 vs the baseline default"}, primary.keys()
     assert all(c["n"] == 4 and c["ci_low"] is not None and c["verdict"] for c in primary.values()), primary
     assert primary["buffer_pool_instances=1 vs the baseline default"]["verdict"] in ("same", "inconclusive")
+    # the report says what the default point really ran with (issue 26 item 4)
+    from mysqlbench.studies.steps import USED_TITLE
+
+    used = {r["point"]: r["buffer_pool_instances"] for r in summary["tables"][USED_TITLE]}
+    assert used["buffer_pool_instances=default cache=warm"] == "default -> innodb_buffer_pool_instances = 1", used
 
 
 @pytest.mark.parametrize("conf,words", [

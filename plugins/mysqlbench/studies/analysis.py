@@ -273,3 +273,43 @@ def findings(said: list[dict[str, Any]]) -> list[str]:
                          f"pooled; primary metric verdicts: {counted}{'; ' + note if note else ''}): "
                          + " | ".join(parts) + ".")
     return sentences
+
+
+def swept_as_used(spec, rows: list[dict[str, Any]], snapshot) -> pd.DataFrame | None:
+    """Each swept knob's variable as the server reported it at each point, beside what the point
+    asked for ("default": nothing was set): a default point's real value (MySQL 9.7 sized the
+    buffer pool's instances itself), and what a capped or rounded setting became. ``snapshot`` maps
+    a variables hash to the server's variables (``ResultsStore.server_snapshot``). None when no
+    knob is swept."""
+    from mysqlbench import knobs as knob_rules
+    from mysqlbench.targets.flavor import ServerInfo, parse_server_info
+
+    swept_knobs = list(dict.fromkeys(
+        [name for name in spec.matrix if name in knob_rules.knob_table()]
+        + [k for option in spec.matrix.values() for o in option for k in as_knobs("", o) if k in knob_rules.knob_table()]))
+    if not swept_knobs:
+        return None
+    table: dict[str, dict[str, str]] = {}
+    for row in rows:
+        if row.get("kind") != SampleKind.METRIC.value or row.get("status") != "ok" or not row.get("variables_hash"):
+            continue
+        if row["point"] in table:
+            continue
+        variables = snapshot(row["variables_hash"]) or {}
+        parsed = parse_server_info(row["server_version"]) if row.get("server_version") else None
+        server = ServerInfo(row.get("server_flavor") or parsed.flavor, parsed.version, parsed.version_string) \
+            if parsed else None
+        asked = _meta(row.get("metadata")).get("swept", {})
+        cells = {}
+        for knob in swept_knobs:
+            variable = knob_rules.variable_for(knob, server) if server else None
+            used = variables.get(variable) if variable else None
+            cells[knob] = (f"{asked.get(knob, 'default')} -> {variable} = {used}" if used is not None else
+                           f"{asked.get(knob, 'default')} (not applicable here)" if variable is None else
+                           f"{asked.get(knob, 'default')} ({variable} not recorded)")
+        table[row["point"]] = cells
+    if not table:
+        return None
+    out = pd.DataFrame.from_dict(table, orient="index").sort_index()
+    out.index.name = "point"
+    return out

@@ -296,7 +296,7 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     out = write_report(spec=spec, workload=workload, dag_id=ti.dag_id, run_id=ti.run_id,
                        frame=frame, series=series, plans=plans,
                        validation=validation, flags=validation.get("flags", []), metadata=metadata,
-                       extra_tables=workload.report_tables(rows, frame),
+                       extra_tables=workload.report_tables(rows, frame) + _used_table(spec, rows, recorder),
                        rounds=round_records(recorder.store.rows(samples, dag_id=ti.dag_id, run_id=ti.run_id,
                                                                 metric="round_plan")),
                        reproduction=reproduction,
@@ -311,6 +311,16 @@ def report(data: dict[str, Any], validation: dict[str, Any] | None, recorder: Ta
     for verdict in (reproduction or {}).get("verdicts", []):
         log.info("reproduction: %s", verdict["said"])
     return out
+
+
+USED_TITLE = "What the server ran with: each swept knob as the point asked for it -> its variable as the server reported it"
+
+
+def _used_table(spec: StudySpec, rows: list[dict[str, Any]], recorder: TaskRecorder) -> list[tuple[str, Any]]:
+    from mysqlbench.studies.analysis import swept_as_used
+
+    used = swept_as_used(spec, rows, recorder.store.server_snapshot)
+    return [] if used is None else [(USED_TITLE, used)]
 
 
 def reproduce(recorder: TaskRecorder, spec: StudySpec, workload: StudyWorkload,
