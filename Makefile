@@ -49,6 +49,7 @@ test-e2e: setup
 bench: setup
 	source bin/env.sh && .venv/bin/python bench/dataset_check_bench.py
 	source bin/env.sh && .venv/bin/python bench/parse_bench.py
+	source bin/env.sh && .venv/bin/python bench/history_bench.py
 	source bin/env.sh && .venv/bin/python bench/load_bench.py
 	source bin/env.sh && .venv/bin/python bench/study_bench.py
 	source bin/env.sh && .venv/bin/python bench/tpcc_bench.py
