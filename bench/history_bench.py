@@ -13,7 +13,8 @@ night's own (``mysqlbench.results.store._now`` patched while writing; nothing el
 Then, on that store: the whole regression analysis (every series of the suite's studies), `bin/
 mysqlbench history`'s export, and the store's size. Goal (issue 28): the analysis within 60 s here.
 The Benchmarks index's and the compare page's data are timed as functions (no HTTP, no
-rendering); the run page and the same on PostgreSQL are not measured yet.
+rendering); the run page is not measured yet. The same again on PostgreSQL, a private cluster
+started as the tests start one (tests/support/services.py; BENCH_HISTORY_POSTGRES=0 leaves it out).
 Writes work/bench/history_bench.json.
 """
 
@@ -128,57 +129,87 @@ def write_history(store: ResultsStore, series: list[dict], nights: int, seed: in
     return rows
 
 
-def main() -> None:
+def measure(store: ResultsStore, series: list[dict], size) -> dict:
+    """Write the history into ``store``, then time what reads it; ``size()`` is the store's bytes."""
     from mysqlbench.cli import history_export
     from mysqlbench.regression.analyse import analyse
+    from mysqlbench.ui.app import compare_runs, runs_of
 
-    series = suite_series()
     studies = sorted({s["study"] for s in series})
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "results.db"
-        store = ResultsStore(f"sqlite:///{db}")
+    started = time.perf_counter()
+    rows = write_history(store, series, NIGHTS)
+    written_s = time.perf_counter() - started
+    thresholds = load_regression(SUITE).thresholds or Thresholds()
+    started = time.perf_counter()
+    analysis = analyse(store, studies, thresholds)
+    analyse_s = time.perf_counter() - started
+    with mock.patch.object(store_module.ResultsStore, "from_airflow", classmethod(lambda cls: store)):
         started = time.perf_counter()
-        rows = write_history(store, series, NIGHTS)
-        written_s = time.perf_counter() - started
-        thresholds = load_regression(SUITE).thresholds or Thresholds()
-        started = time.perf_counter()
-        analysis = analyse(store, studies, thresholds)
-        analyse_s = time.perf_counter() - started
-        with mock.patch.object(store_module.ResultsStore, "from_airflow", classmethod(lambda cls: store)):
-            started = time.perf_counter()
-            exported = history_export(studies, None)
-            history_s = time.perf_counter() - started
-        # what the Benchmarks index and the compare page read (their data, without HTTP)
-        from mysqlbench.ui.app import compare_runs, runs_of
-
-        started = time.perf_counter()
-        listed = runs_of(store)
-        index_s = time.perf_counter() - started
-        power = listed["tpch_power"]
-        started = time.perf_counter()
-        compare_runs(store, "tpch_power", power[-1]["run_id"], power[0]["run_id"])
-        compare_s = time.perf_counter() - started
-        size = db.stat().st_size
+        exported = history_export(studies, None)
+        history_s = time.perf_counter() - started
+    # what the Benchmarks index and the compare page read (their data, without HTTP)
+    started = time.perf_counter()
+    listed = runs_of(store)
+    index_s = time.perf_counter() - started
+    power = listed["tpch_power"]
+    started = time.perf_counter()
+    compare_runs(store, "tpch_power", power[-1]["run_id"], power[0]["run_id"])
+    compare_s = time.perf_counter() - started
     alerts = sorted({f"{a['label']} ({a['kind']})" for a in analysis["alerts"]})
     known = sorted({f"{s['label']} at {c['run_id'][11:21]} ({c['effect_pct']:+.0f}%)"
                     for s in analysis["series"] for c in s["changes"] if c["regression"] and c["confirmed"]})
-    summary = {"nights": NIGHTS, "series": len(exported["series"]), "studies": studies, "samples": rows,
-               "store_bytes": size, "write_s": round(written_s, 1), "analysis_s": round(analyse_s, 2),
-               "history_export_s": round(history_s, 2), "index_data_s": round(index_s, 2),
-               "compare_data_s": round(compare_s, 2), "runs_listed": sum(len(v) for v in listed.values()),
-               "alerts": alerts, "confirmed_regressions": known}
+    return {"nights": NIGHTS, "series": len(exported["series"]), "studies": studies, "samples": rows,
+            "store_bytes": size(), "write_s": round(written_s, 1), "analysis_s": round(analyse_s, 2),
+            "history_export_s": round(history_s, 2), "index_data_s": round(index_s, 2),
+            "compare_data_s": round(compare_s, 2), "runs_listed": sum(len(v) for v in listed.values()),
+            "alerts": alerts, "confirmed_regressions": known}
+
+
+def _print(name: str, m: dict) -> None:
+    print(f"A year of nightly history ({m['nights']} nights of the nightly suite, {m['series']} series, "
+          f"{m['samples']:,} samples), {name}:")
+    print(f"  store size:                       {m['store_bytes'] / 1e6:8.1f} MB (written in {m['write_s']:.0f} s, "
+          "untimed)")
+    print(f"  regression analysis, all series:  {m['analysis_s']:8.2f} s (goal: 60 s)")
+    print(f"  bin/mysqlbench history export:    {m['history_export_s']:8.2f} s")
+    print(f"  Benchmarks index, its data:       {m['index_data_s']:8.2f} s ({m['runs_listed']} runs listed; goal: 1 s "
+          "a page)")
+    print(f"  compare page, its data:           {m['compare_data_s']:8.2f} s (the first night's tpch_power run against "
+          "the last's)")
+    print(f"  alerts: {', '.join(m['alerts']) or 'none'}")
+    print(f"  confirmed regressions found: {'; '.join(m['confirmed_regressions']) or 'none'}", flush=True)
+
+
+def main() -> None:
+    import sqlalchemy as sa
+
+    sys.path.insert(0, str(REPO / "tests" / "support"))
+    from services import start_postgres
+
+    series = suite_series()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "results.db"
+        results["sqlite"] = measure(ResultsStore(f"sqlite:///{db}"), series, lambda: db.stat().st_size)
+        _print("SQLite", results["sqlite"])
+        if os.environ.get("BENCH_HISTORY_POSTGRES", "1") != "0":
+            os.chmod(tmp, 0o755)  # the cluster runs as the postgres user, who must reach its folder
+            server = start_postgres(Path(tmp) / "postgres")  # a private cluster, as the tests start one
+            try:
+                server.create_database("results", "bench", "bench")
+                store = ResultsStore(server.url("results", "bench", "bench"))
+
+                def size() -> int:
+                    with store.engine.connect() as conn:
+                        return int(conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar())
+                results["postgresql"] = measure(store, series, size)
+                store.engine.dispose()
+            finally:
+                server.stop()
+            _print("PostgreSQL", results["postgresql"])
     out = paths.work_dir() / "bench" / "history_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2))
-    print(f"A year of nightly history ({NIGHTS} nights of the nightly suite, {summary['series']} series, "
-          f"{rows:,} samples), SQLite:")
-    print(f"  store size:                       {size / 1e6:8.1f} MB (written in {written_s:.0f} s, untimed)")
-    print(f"  regression analysis, all series:  {analyse_s:8.2f} s (goal: 60 s)")
-    print(f"  bin/mysqlbench history export:    {history_s:8.2f} s")
-    print(f"  Benchmarks index, its data:       {index_s:8.2f} s ({summary['runs_listed']} runs listed; goal: 1 s a page)")
-    print(f"  compare page, its data:           {compare_s:8.2f} s (the first night's tpch_power run against the last's)")
-    print(f"  alerts: {', '.join(alerts) or 'none'}")
-    print(f"  confirmed regressions found: {'; '.join(known) or 'none'}")
+    out.write_text(json.dumps(results, indent=2))
     print(f"  written to {out}")
 
 
