@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 SECRETS = {"POSTGRES_PASSWORD": "pg-secret-1", "RESULTS_DB_PASSWORD": "results-secret-2",
            "TARGET_PASSWORD": "target-secret-3", "TARGET_ROOT_PASSWORD": "root-secret-4",
            "AIRFLOW_FERNET_KEY": "fernet-secret-5", "AIRFLOW_JWT_SECRET": "jwt-secret-6",
-           "BENCH_HOST_KEY": "AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyForTheTest"}
+           "BENCH_HOST_KEY": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyForTheTest"}
 AIRFLOW = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-worker",
            "airflow-worker-bench", "airflow-triggerer", "airflow-init")
 
@@ -142,13 +142,23 @@ def test_the_images_install_from_the_repository_files():
     assert (REPO / "docker" / "targets" / "grant.sql").exists()
 
 
-def test_the_ssh_key_script_makes_the_pinned_host_key_and_the_client_key(tmp_path):
+def test_the_ssh_key_script_makes_the_pinned_host_key_and_the_client_key(tmp_path, monkeypatch):
     (tmp_path / "docker").mkdir()
     script = shutil.copy2(REPO / "docker" / "make-ssh-keys.sh", tmp_path / "docker")
     done = subprocess.run([script], capture_output=True, text=True, check=True)
     line = done.stdout.strip()
     host_pub = (tmp_path / "docker" / "ssh" / "host" / "ssh_host_ed25519_key.pub").read_text().split()
-    assert line == f"BENCH_HOST_KEY={host_pub[1]}" and host_pub[0] == "ssh-ed25519"
+    assert line == f'BENCH_HOST_KEY="ssh-ed25519 {host_pub[1]}"' and host_pub[0] == "ssh-ed25519"
+    # the workers' connection, as the compose file builds it from that line, gives the SSH provider
+    # an Ed25519 host key to pin (printed without its type, the provider read it as RSA: Invalid key)
+    from airflow.providers.ssh.hooks.ssh import SSHHook
+
+    value = line.split("=", 1)[1].strip('"')
+    connection = {"conn_type": "ssh", "host": "bench-host", "port": 22, "login": "root",
+                  "extra": {"key_file": str(tmp_path / "docker" / "ssh" / "client" / "id_ed25519"), "host_key": value}}
+    monkeypatch.setenv("AIRFLOW_CONN_COMPOSE_BENCH_HOST", json.dumps(connection))
+    hook = SSHHook(ssh_conn_id="compose_bench_host")
+    assert hook.host_key.get_name() == "ssh-ed25519" and hook.host_key.get_base64() == host_pub[1]
     client_pub = (tmp_path / "docker" / "ssh" / "client" / "id_ed25519.pub").read_text()
     assert (tmp_path / "docker" / "ssh" / "host" / "authorized_keys").read_text() == client_pub
     assert subprocess.run([script], capture_output=True, text=True, check=True).stdout == done.stdout  # idempotent
