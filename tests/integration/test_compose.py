@@ -176,3 +176,28 @@ def test_the_bench_host_outlives_a_mariadb_restart(config):
     last = [line for line in entrypoint.splitlines() if line.strip() and not line.startswith("#")][-2:]
     assert last[0].startswith("exec /usr/sbin/sshd -D") and "tail --pid" not in entrypoint
     assert "setsid mariadbd-safe" in (REPO / "docker" / "benchhost" / "restart-mariadb").read_text()
+
+
+def test_the_workers_can_write_their_work_and_read_their_key_as_airflow_uid(config):
+    """Issue 24 item 2: the workers' named work volumes started root-owned and /opt/mysqlbench/work
+    was never handed to AIRFLOW_UID; the SSH client key mounted from the host (0600, its owner's)
+    was unreadable by AIRFLOW_UID 50000; the MySQL 8.4 target started with local_infile off, which
+    every load needs and mysqlbench rightly never changes. airflow-init (root) now hands the work
+    volumes and a copy of the key to AIRFLOW_UID, the workers read the key from that volume, and the
+    MySQL target starts with local_infile on. Read from the rendered file (no container runs here)."""
+    services = config["services"]
+    init = services["airflow-init"]
+    assert init["user"] == "0:0"
+    volumes = mounts(init)
+    work = {volumes["/sources/work-default"], volumes["/sources/work-bench"]}
+    assert work == {mounts(services[w])["/opt/mysqlbench/work"] for w in ("airflow-worker", "airflow-worker-bench")}
+    assert volumes["/sources/ssh-client"] == str(REPO / "docker" / "ssh" / "client")
+    script = " ".join(argv(init["command"]))
+    uid = "50000"  # AIRFLOW_UID unset: the official image's airflow user
+    assert f'chown -R "{uid}:0" /sources/work-default /sources/work-bench' in script
+    assert f'install -m 0600 -o "{uid}" -g 0 /sources/ssh-client/id_ed25519 /sources/ssh/id_ed25519' in script
+    assert script.index("chown") < script.index("airflow db migrate")
+    for worker in ("airflow-worker", "airflow-worker-bench"):
+        assert mounts(services[worker])["/opt/mysqlbench/ssh"] == volumes["/sources/ssh"], worker
+        assert services[worker]["user"] == f"{uid}:0"
+    assert "--local-infile=1" in argv(services["mysql"]["command"])
