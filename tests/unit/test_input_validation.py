@@ -118,3 +118,16 @@ def test_a_field_that_takes_a_name_or_a_mapping_takes_both_in_the_form():
     params["mix"] = "tpcc-mysql"
     with pytest.raises(InvalidInput, match="unknown mix 'cards'"):
         load_spec("tpcc_bp_sweep_study", {"workload_params": {"mix": "cards"}})
+
+
+def test_a_managed_instances_config_overrides_are_allow_listed_without_a_server(tmp_path):
+    """Issue 25: dropping the allow-list check in ManagedServer.render_config survived the unit
+    tier (only a server test held it). Rendering the my.cnf needs no server."""
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load("demo"), root=tmp_path / "demo")
+    assert "innodb_buffer_pool_size = 1073741824" in server.render_config({"innodb_buffer_pool_size": 1 << 30})
+    with pytest.raises(InvalidInput, match="is refused, path variable"):
+        server.render_config({"init_file": "/tmp/evil.sql"})
+    with pytest.raises(InvalidInput):
+        server.render_config({"innodb_buffer_pool_size": "1G\ninit-file=/tmp/evil.sql"})
