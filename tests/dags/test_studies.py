@@ -228,6 +228,23 @@ def test_gx_is_the_gate(bka_run, monkeypatch):
     checks = {f["check"]: f for f in bad.failures}
     assert checks["oracle_answer"]["unexpected"] == ["rows differ: unexpected [(1,)], missing [(2,)]"]
     assert checks["same_answer_all_points"]["observed"] == 2
+    # the cache thresholds (issue 25's surviving mutants): a cold execution that read nothing from
+    # disk, and a warm one that read more than "about 0" pages, each fail their own check; a warm
+    # one at the threshold does not
+    from mysqlbench.studies.analysis import READS
+    from mysqlbench.studies.validation import WARM_READS_MAX
+
+    ok = frame["status"] == "ok"
+    cold, warm = frame.index[ok & (frame["cache"] == "cold")], frame.index[ok & (frame["cache"] == "warm") & frame["warm"]]
+    at_threshold = frame.copy()
+    at_threshold.loc[warm[0], READS] = WARM_READS_MAX
+    assert validate_study(spec, workload, at_threshold)[0].success
+    for row, reads, check in ((cold[0], 0, "cold_run_reads_from_disk"),
+                              (warm[0], WARM_READS_MAX + 1, "warm_run_reads_about_zero")):
+        changed = frame.copy()
+        changed.loc[row, READS] = reads
+        result, _ = validate_study(spec, workload, changed)
+        assert not result.success and [f["check"] for f in result.failures] == [check], result.failures
 
     import great_expectations.datasource.fluent.interfaces as gx_batch
 
