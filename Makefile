@@ -7,7 +7,7 @@ DEMO_REPETITIONS ?= 4
 
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test test-unit test-server test-e2e lint bench down clean
+.PHONY: setup demo test acceptance test-unit test-server test-e2e lint bench down clean
 
 setup:
 	@bin/setup
@@ -32,10 +32,15 @@ lint: setup
 # directory, Airflow home and server ports; a module's tests stay on one worker), then the tests
 # that judge a measured effect (marked serial), alone. Modules start slowest first (tests/conftest.py
 # SLOWEST_FIRST), not in xdist's most-tests-first order. One tier at a time: make test-unit (no
-# server, seconds), test-server (servers the suite starts), test-e2e (Airflow runs).
+# server, seconds), test-server (servers the suite starts), test-e2e (Airflow runs). An open
+# issue's acceptance that does not hold yet is an expected failure, which cannot fail a run: it is
+# left to make acceptance, not spent in every make test.
 test: lint
-	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m "not serial"
-	.venv/bin/pytest -m serial
+	.venv/bin/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder -m "not serial and not open_acceptance"
+	.venv/bin/pytest -m "serial and not open_acceptance"
+
+acceptance: setup
+	.venv/bin/pytest -m open_acceptance
 
 test-unit: setup
 	.venv/bin/pytest -m unit

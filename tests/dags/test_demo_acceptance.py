@@ -2,7 +2,8 @@
 point, cold and warm) on the session's managed MariaDB: three runs at SF 0.01 with the same inputs
 never make opposite supported claims, and at SF 0.1, cold, BKA on vs off reads fewer pages from
 disk as a supported finding while its time is never a supported "more" (seed 000's direction).
-The first does not hold yet (marked xfail with what was seen); the second does."""
+The first does not hold yet (marked xfail with what was seen, and run by `make acceptance`, not
+`make test`: an expected failure cannot fail the suite); the second does."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def _claims(summary: dict) -> dict[tuple, str]:
             for c in summary["comparisons"] if c["verdict"] in ("more", "less")}
 
 
+@pytest.mark.open_acceptance  # make acceptance: an expected failure cannot fail make test, so it is not spent there
 @pytest.mark.xfail(strict=False, reason=(
     "issue 22, open: at SF 0.01, cold, three identical demo runs still made opposite supported time claims "
     "(bka on vs off at 256K: 'less' and 'more' on 2026-12-06) after the fixed count was spread one repetition "
