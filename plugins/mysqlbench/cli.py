@@ -261,7 +261,7 @@ def history_export(studies: list[str], since: str | None) -> dict:
     regression analysis reads, as data."""
     import pandas as pd
 
-    from mysqlbench.regression.history import KEY, history, host_changes, primary_metric, series_labels, variable_changes
+    from mysqlbench.regression.history import KEY, history, host_changes, primary_metric, series_labels
     from mysqlbench.results.store import ResultsStore
 
     store = ResultsStore.from_airflow()
@@ -271,7 +271,7 @@ def history_export(studies: list[str], since: str | None) -> dict:
     def said(event: dict) -> dict:
         """An event with what changed by name: the server variables, or the host facts."""
         if event["field"] == "variables_hash":
-            return {**event, "changed": variable_changes(store, event["before"], event["after"])}
+            return {**event, "changed": store.variable_changes(event["before"], event["after"])}
         if event["field"] == "host_hash":
             return {**event, "changed": host_changes(store, event["before"], event["after"])}
         return event

@@ -7,6 +7,7 @@ import hashlib
 import re
 from typing import Any
 
+from mysqlbench import ownership
 from mysqlbench.identifiers import quote
 
 # the next auto-increment value is a counter, not the table's definition: a row inserted and
@@ -73,8 +74,6 @@ def mark_verified(conn, schema: str, tables, **extra: Any) -> None:
     UPDATE_TIME is compared with later), plus the workload's own ``extra`` facts."""
     from datetime import datetime, timezone
 
-    from mysqlbench import ownership
-
     with conn.cursor() as cur:
         cur.execute("SELECT NOW(6)")
         server_time = str(cur.fetchone()[0])
@@ -87,7 +86,6 @@ def require_verified_definitions(target, schema: str, dataset_id: str, what: str
     number): the schema still holds the verified ``dataset_id`` with the verified tables and
     definitions. Rows written since are expected here; their checksums decide reuse by a later
     study."""
-    from mysqlbench import ownership
     from mysqlbench.errors import MysqlbenchError
 
     conn = target.connect()
@@ -99,3 +97,24 @@ def require_verified_definitions(target, schema: str, dataset_id: str, what: str
     if marker.get("dataset_id") != dataset_id or marker.get("state") != "verified" or changes:
         raise MysqlbenchError(f"schema {schema} no longer holds the {what} dataset {dataset_id} "
                               f"({changes or marker.get('state') or 'no marker'}): run the study again")
+
+
+def reusable_or_emptied(conn, target, schema: str, dataset_id: str) -> bool:
+    """A workload that builds a whole schema: True when ``schema`` still holds the verified
+    ``dataset_id`` with the checksums it was verified with (reuse it); otherwise claim the schema,
+    mark it loading, drop every table and routine in it but the marker, and return False."""
+    marker = ownership.read_marker(conn, schema)
+    if marker.get("dataset_id") == dataset_id and marker.get("state") == "verified" and \
+            not changes_since_verified(conn, schema, marker, contents=True):
+        return True
+    ownership.claim_schema(conn, target, schema)
+    ownership.set_marker(conn, schema, state="loading", dataset_id=dataset_id)
+    with conn.cursor() as cur:
+        cur.execute("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s", (schema,))
+        for (name,) in cur.fetchall():
+            cur.execute(f"DROP PROCEDURE {quote(schema)}.{quote(name)}")
+        cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME <> %s",
+                    (schema, ownership.MARKER_TABLE))
+        for (name,) in cur.fetchall():
+            cur.execute(f"DROP TABLE {quote(schema)}.{quote(name)}")
+    return False

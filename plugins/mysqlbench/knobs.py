@@ -14,8 +14,8 @@ import yaml
 
 from mysqlbench import paths
 from mysqlbench.errors import InvalidInput, MysqlbenchError, NotApplicable
+from mysqlbench.flavor import ServerInfo
 from mysqlbench.identifiers import check_variable
-from mysqlbench.targets.flavor import ServerInfo
 
 log = logging.getLogger(__name__)
 

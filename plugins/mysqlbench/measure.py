@@ -17,8 +17,8 @@ from typing import Any
 from mysqlbench import counters as derived_counters
 from mysqlbench.answers import checksum
 from mysqlbench.errors import MysqlbenchError
+from mysqlbench.flavor import ServerInfo
 from mysqlbench.ossampler import OsSampler
-from mysqlbench.targets.flavor import ServerInfo
 
 log = logging.getLogger(__name__)
 

@@ -82,26 +82,3 @@ def datasets(conn) -> dict[str, dict[str, Any]]:
         out[schema] = {k: marker.get(k) for k in ("dataset_id", "state", "verified_at")}
     return out
 
-
-def reusable_or_emptied(conn, target, schema: str, dataset_id: str) -> bool:
-    """A workload that builds a whole schema: True when ``schema`` still holds the verified
-    ``dataset_id`` with the checksums it was verified with (reuse it); otherwise claim the schema,
-    mark it loading, drop every table and routine in it but the marker, and return False."""
-    from mysqlbench.fingerprint import changes_since_verified
-    from mysqlbench.identifiers import quote
-
-    marker = read_marker(conn, schema)
-    if marker.get("dataset_id") == dataset_id and marker.get("state") == "verified" and \
-            not changes_since_verified(conn, schema, marker, contents=True):
-        return True
-    claim_schema(conn, target, schema)
-    set_marker(conn, schema, state="loading", dataset_id=dataset_id)
-    with conn.cursor() as cur:
-        cur.execute("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s", (schema,))
-        for (name,) in cur.fetchall():
-            cur.execute(f"DROP PROCEDURE {quote(schema)}.{quote(name)}")
-        cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME <> %s",
-                    (schema, MARKER_TABLE))
-        for (name,) in cur.fetchall():
-            cur.execute(f"DROP TABLE {quote(schema)}.{quote(name)}")
-    return False

@@ -4,7 +4,7 @@ read from the server this project runs; the others follow the formats the vendor
 
 import pytest
 
-from mysqlbench.targets.flavor import MARIADB, MYSQL, PERCONA, parse_server_info
+from mysqlbench.flavor import MARIADB, MYSQL, PERCONA, parse_server_info
 
 CAPTURED = [
     # (version, version_comment, flavor, version tuple)

@@ -4,8 +4,8 @@ import pytest
 
 from mysqlbench import knobs as knob_module
 from mysqlbench.errors import InvalidInput, NotApplicable
+from mysqlbench.flavor import parse_server_info
 from mysqlbench.knobs import check_settable_variable, parse_size, render_cnf_value, translate
-from mysqlbench.targets.flavor import parse_server_info
 
 MARIADB_1011 = parse_server_info("10.11.19-MariaDB-0+deb12u1", "Debian 12")
 MARIADB_105 = parse_server_info("10.5.23-MariaDB", "")
@@ -169,8 +169,8 @@ def test_switch_values_are_on_or_off(bad):
     ("ON", 0, False), ("OFF", 1, False), ("TABLE", "TABLE", True), ("TABLE", "FILE", False),
 ])
 def test_boolean_variables_read_back_as_numbers_are_the_same_value(asked, effective, same):
+    from mysqlbench.flavor import parse_server_info
     from mysqlbench.knobs import Setting, check_effective, parse_raw_value, same_value
-    from mysqlbench.targets.flavor import parse_server_info
 
     assert same_value(parse_raw_value(asked, "v"), effective) is same
     server = parse_server_info("10.11.14-MariaDB-0+deb12u2", "Debian 12")

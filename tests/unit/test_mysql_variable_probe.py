@@ -7,8 +7,8 @@ import MySQLdb
 import pytest
 
 from mysqlbench.errors import NotApplicable
+from mysqlbench.flavor import parse_server_info
 from mysqlbench.knobs import describe_variable
-from mysqlbench.targets.flavor import parse_server_info
 
 MYSQL_80 = parse_server_info("8.0.36", "MySQL Community Server - GPL")
 

@@ -77,6 +77,11 @@ def _rows(values, run: str, variables: str = "v1") -> list[dict]:
 
 
 class _Snapshots:
+    """The store's two configuration snapshots; what differs between them is the store's own code."""
+    from mysqlbench.results.store import ResultsStore
+
+    variable_changes = ResultsStore.variable_changes
+
     def server_snapshot(self, key):
         return {"v1": {"max_prepared_stmt_count": "16382", "a": "1"},
                 "v2": {"max_prepared_stmt_count": "12345", "a": "1"}}[key]

@@ -26,7 +26,6 @@ from mysqlbench.regression.history import (
     series_labels,
     sides_differences,
     validation_failures,
-    variable_changes,
 )
 from mysqlbench.results.store import ResultsStore
 from mysqlbench.workloads.base import Better
@@ -90,7 +89,7 @@ def analyse(store: ResultsStore, studies: list[str], thresholds: Thresholds) -> 
             record = change.as_dict() | {
                 "run_id": at["run_id"], "dag_id": at["dag_id"], "run_time": _plain(at["run_time"]),
                 "events": at["events"], "blame": blame,
-                "variables_changed": variable_changes(store, config["before"], config["after"]) if config else {},
+                "variables_changed": store.variable_changes(config["before"], config["after"]) if config else {},
                 "host_changed": host_changes(store, host["before"], host["after"]) if host else {},
                 "plan_changed": any(e["field"] == "plan_hash" for e in at["events"]),
                 "runs_before": [records[i] for i in change.before.runs],

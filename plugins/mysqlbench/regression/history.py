@@ -354,14 +354,3 @@ def validation_failures(store: ResultsStore, dag_id: str, run_id: str) -> list[s
             if words not in out:
                 out.append(words)
     return out
-
-
-def variable_changes(store: ResultsStore, before_hash: str | None, after_hash: str | None) -> dict[str, Any]:
-    """Which server variables differ between two configuration snapshots (name: [before, after]);
-    a snapshot the store does not hold is said so rather than guessed."""
-    if not before_hash or not after_hash or before_hash == after_hash:
-        return {}
-    old, new = store.server_snapshot(before_hash), store.server_snapshot(after_hash)
-    if old is None or new is None:
-        return {"(unknown)": "a configuration snapshot is not in the store"}
-    return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)}

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from mysqlbench import paths
+from mysqlbench.flavor import ServerInfo
 from mysqlbench.results.lineage import Lineage
 from mysqlbench.results.store import Sample, TimeSeries
-from mysqlbench.targets.flavor import ServerInfo
 
 log = logging.getLogger(__name__)
 

@@ -370,6 +370,17 @@ class ResultsStore:
                                 .where(server_snapshots.c.variables_hash == key)).scalar()
         return None if text is None else json.loads(text)
 
+    def variable_changes(self, before_hash: str | None, after_hash: str | None) -> dict[str, Any]:
+        """Which server variables differ between two configuration snapshots (name: [before, after]);
+        a snapshot the store does not hold is said so rather than guessed."""
+        if not before_hash or not after_hash or before_hash == after_hash:
+            return {}
+        old, new = self.server_snapshot(before_hash), self.server_snapshot(after_hash)
+        if old is None or new is None:
+            return {"(unknown)": "a configuration snapshot is not in the store"}
+        return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new))
+                if old.get(name) != new.get(name)}
+
     def host_facts(self, key: str) -> dict[str, Any] | None:
         """The host facts kept under a host hash."""
         with self.engine.connect() as conn:

@@ -282,7 +282,7 @@ def swept_as_used(spec, rows: list[dict[str, Any]], snapshot) -> pd.DataFrame | 
     a variables hash to the server's variables (``ResultsStore.server_snapshot``). None when no
     knob is swept."""
     from mysqlbench import knobs as knob_rules
-    from mysqlbench.targets.flavor import ServerInfo, parse_server_info
+    from mysqlbench.flavor import ServerInfo, parse_server_info
 
     swept_knobs = list(dict.fromkeys(
         [name for name in spec.matrix if name in knob_rules.knob_table()]

@@ -14,6 +14,9 @@ from mysqlbench.studies.spec import DATASET, EXECUTE, MEASURE, StudySpec
 from mysqlbench.workloads.base import workload_class
 
 RERUN = "Reproduce"  # the form section of a run's own settings (which run it reproduces)
+# a run's own settings beside the spec (``studies.rerun`` acts on them)
+RERUN_OF, ALLOW_DIFFERENCES = "rerun_of", "rerun_allow_differences"
+RERUN_KEYS = frozenset({RERUN_OF, ALLOW_DIFFERENCES})
 _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "enum", "minItems",
                 "maxItems", "pattern", "minLength", "maxLength")
 
@@ -133,8 +136,6 @@ def rerun_params() -> dict[str, Any]:
     """A run's own settings beside the spec: which past run it reproduces (``studies.rerun``)."""
     from airflow.sdk import Param
 
-    from mysqlbench.studies.rerun import ALLOW_DIFFERENCES, RERUN_OF
-
     return {RERUN_OF: Param(None, type=["null", "string"], title="Rerun of (run id)", section=RERUN,
                             description="a past run of this DAG to reproduce: set by `bin/mysqlbench rerun` or the "
                                         "report's Rerun action with the original's settings; its verdicts compare "
@@ -146,8 +147,6 @@ def rerun_params() -> dict[str, Any]:
 
 def overrides(spec_file_data: StudySpec, params: dict[str, Any]) -> dict[str, Any]:
     """Spec overrides from a trigger's params (the form's keys, or a conf's)."""
-    from mysqlbench.studies.rerun import RERUN_KEYS
-
     params = {k: v for k, v in params.items() if k not in RERUN_KEYS}  # the run's own, not the spec's
     by_param = {param: name for name, param, _ in form_fields()}
     dataset_keys = {key for key, _ in dataset_fields(spec_file_data)}

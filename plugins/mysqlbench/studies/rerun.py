@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mysqlbench.errors import InvalidInput
+from mysqlbench.studies.form import ALLOW_DIFFERENCES, RERUN_KEYS, RERUN_OF  # noqa: F401 - the run's own keys
 
-RERUN_OF, ALLOW_DIFFERENCES = "rerun_of", "rerun_allow_differences"
-RERUN_KEYS = frozenset({RERUN_OF, ALLOW_DIFFERENCES})
 # spec fields a rerun may differ in without it being a difference: the seed is fixed to the one
 # the original's points ran with (the original may have left it empty, i.e. random and recorded);
 # dag_rounds is the DAG's shape, not a setting (a run before it was recorded has none)
@@ -150,14 +149,12 @@ def check(original: Original, spec_now: dict[str, Any], server_versions: set[str
 def configuration_differences(store, a_rows: list[dict], b_rows: list[dict]) -> list[str]:
     """What differs between the server configuration (stable variables) and dataset the two
     sides of one point measured under; empty when the same."""
-    from mysqlbench.regression.history import variable_changes
-
     out = []
     a_hashes = {r["variables_hash"] for r in a_rows if r.get("variables_hash")}
     b_hashes = {r["variables_hash"] for r in b_rows if r.get("variables_hash")}
     if a_hashes != b_hashes:
         if len(a_hashes) == 1 and len(b_hashes) == 1:
-            changed = variable_changes(store, next(iter(a_hashes)), next(iter(b_hashes)))
+            changed = store.variable_changes(next(iter(a_hashes)), next(iter(b_hashes)))
             out += [f"{k} {v[0] if v[0] is not None else 'absent'} -> {v[1] if v[1] is not None else 'absent'}"
                     if isinstance(v, list) else f"{k}: {v}" for k, v in list(changed.items())[:MAX_LISTED]]
             if len(changed) > MAX_LISTED:

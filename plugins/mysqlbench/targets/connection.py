@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from mysqlbench.errors import InvalidInput, TargetUnavailable, UnsafeOperation
+from mysqlbench.flavor import ServerInfo, parse_server_info
 from mysqlbench.params import CONN_ID_PATTERN
-from mysqlbench.targets.flavor import ServerInfo, parse_server_info
 
 log = logging.getLogger(__name__)
 

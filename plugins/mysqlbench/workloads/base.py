@@ -29,9 +29,9 @@ from mysqlbench.counters import with_derived
 from mysqlbench.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from mysqlbench.flavor import ServerInfo
     from mysqlbench.measure import MeasuredWindow
     from mysqlbench.results.store import Sample, TimeSeries
-    from mysqlbench.targets.flavor import ServerInfo
 
 
 class Better(str, enum.Enum):

@@ -119,7 +119,7 @@ class SlapWorkload(StudyWorkload):
         return max(max(1, round(int(c) * self.params.concurrency_scale)) for c in levels)
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
-        from mysqlbench import knobs, ownership
+        from mysqlbench import fingerprint, knobs
         from mysqlbench.targets.lock import exclusive
 
         schema = self.spec.dataset.schema_name
@@ -135,7 +135,7 @@ class SlapWorkload(StudyWorkload):
         with exclusive(target, f"build the seed 004 tables in {schema}", dataset=schema):
             conn = target.connect(database=None)
             try:
-                if ownership.reusable_or_emptied(conn, target, schema, wanted):
+                if fingerprint.reusable_or_emptied(conn, target, schema, wanted):
                     return {"dataset_id": wanted, "reused": True}
                 self._load(conn, schema)
             finally:

@@ -433,7 +433,7 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         with exclusive(target, f"prepare sysbench tables in {schema}", dataset=schema):
             conn = target.connect()
             try:
-                if ownership.reusable_or_emptied(conn, target, schema, wanted):
+                if fingerprint.reusable_or_emptied(conn, target, schema, wanted):
                     return {"dataset_id": wanted, "reused": True}
                 with host.private_file("sysbench.cfg", f"mysql-password={target.password}\n") as secret:
                     run = tool.SysbenchRun("oltp_read_write", {**self._connection_options(target, schema),
