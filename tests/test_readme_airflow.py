@@ -90,9 +90,11 @@ def _standalone(clone, **extra_env):
 
         wait(healthy, 240, "the standalone api-server, scheduler and dag-processor", proc)
         env["_proc"] = proc
+        env["_base"], env["_token"] = _ui(clone, env)
         yield env
     finally:
-        env.pop("_proc", None)
+        for private in ("_proc", "_base", "_token"):
+            env.pop(private, None)
         stop_groups([proc])
         log.close()
 
@@ -102,22 +104,34 @@ def _airflow(clone, env, *args) -> subprocess.CompletedProcess:
                           env={k: v for k, v in env.items() if not k.startswith("_")})
 
 
+# What the tests wait on (a DAG parsed, its runs, a run's state) is read from the stack's REST API,
+# as a monitoring script does: polled each second through the airflow CLI, every poll started a
+# Python process that imports Airflow (seconds of CPU each), and two polling tests kept a core busy.
+def _api(env, path: str):
+    """GET ``path`` of the stack's REST API as its admin; None when it answers 404."""
+    try:
+        return rest(env["_base"], "GET", path, token=env["_token"])
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
 def _parsed(clone, env, dag_id) -> None:
-    wait(lambda: dag_id in _airflow(clone, env, "dags", "list", "-o", "plain").stdout, 120,
-          f"the dag-processor to parse {dag_id}", env["_proc"])
+    wait(lambda: _api(env, f"/api/v2/dags/{dag_id}"), 120, f"the dag-processor to parse {dag_id}", env["_proc"])
 
 
 def _runs(clone, env, dag_id) -> list[dict]:
-    """The DAG's runs as `airflow dags list-runs -o json` lists them (its last line; warnings come first)."""
-    lines = [line for line in _airflow(clone, env, "dags", "list-runs", dag_id, "-o", "json").stdout.splitlines()
-             if line.startswith("[")]
-    return json.loads(lines[-1]) if lines else []
+    """The DAG's runs (run id, state, logical date), as the REST API lists them."""
+    found = _api(env, f"/api/v2/dags/{dag_id}/dagRuns?limit=100") or {"dag_runs": []}
+    return [{"run_id": r["dag_run_id"], "state": r["state"], "logical_date": r["logical_date"]}
+            for r in found["dag_runs"]]
 
 
 def _finished(clone, env, dag_id, run_id) -> str | None:
-    """The run's final state, or None while it runs (`dags state` prints "state" or "state, {conf}")."""
-    out = _airflow(clone, env, "dags", "state", dag_id, run_id).stdout.strip().splitlines()
-    state = out[-1].split(",", 1)[0] if out else None
+    """The run's final state, or None while it runs."""
+    found = _api(env, f"/api/v2/dags/{dag_id}/dagRuns/{quote(run_id, safe='')}")
+    state = found and found["state"]
     return state if state in ("success", "failed") else None
 
 
