@@ -7,7 +7,7 @@ DEMO_REPETITIONS ?= 4
 
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test acceptance test-unit test-server test-e2e lint bench down clean
+.PHONY: setup demo test acceptance test-unit test-server test-e2e lint bench mutate down clean
 
 setup:
 	@bin/setup
@@ -58,6 +58,11 @@ bench: setup
 	source bin/env.sh && .venv/bin/python bench/load_bench.py
 	source bin/env.sh && .venv/bin/python bench/study_bench.py
 	source bin/env.sh && .venv/bin/python bench/tpcc_bench.py
+
+# mutation testing of the pure modules against the unit tier (mutmut; outside make test, minutes):
+# every surviving mutant listed. MUTATE_MODULES="statistics.py ..." (under plugins/mysqlbench/) narrows it.
+mutate: setup
+	bin/mutate $(MUTATE_MODULES)
 
 down:
 	@bin/mysqlbench target down demo
