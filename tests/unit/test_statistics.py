@@ -202,3 +202,14 @@ def test_a_bench_ratio_is_said_with_its_interval_and_pairs():
     words = compare(plain, ours, paired=True).ratio_words()
     assert words.startswith("0.800 (") and "CI 0.800 .. 0.800, n=7 pairs)" in words
     assert compare([10.0], [8.0], paired=True).ratio_words() == "0.800 (n=1 pairs: no 95% interval)"
+
+
+def test_the_recorded_method_says_which_design_was_analysed():
+    """An effect records how it was made (the report and the store show it): paired blocks by the
+    signed-rank interval, unpaired sides by the Mann-Whitney one, counts as 1 + count. (Killed the
+    mutants of `make mutate` that turned the paired label into the unpaired one and back.)"""
+    a, b = [1.0, 1.1, 0.9, 1.05, 0.98, 1.02], [1.2, 1.3, 1.1, 1.25, 1.18, 1.22]
+    assert compare(a, b, paired=True).method == \
+        "Hodges-Lehmann on paired log ratios, exact Wilcoxon signed-rank interval"
+    assert compare(a, b).method == "Hodges-Lehmann on log ratios, exact Mann-Whitney interval"
+    assert compare([0, 3, 2, 5], [4, 6, 5, 9], counts=True).method.endswith(" (counts compared as 1 + count)")
