@@ -141,6 +141,8 @@ def test_one_outlier_moves_the_estimate_little():
     (0.01, 0.20, 0.03, Verdict.INCONCLUSIVE),   # above 0 but not beyond the band: not "more"
     (0.05, 0.20, 0.10, Verdict.INCONCLUSIVE),   # a wider band needs a larger effect
     (-0.02, 0.02, 0.01, Verdict.INCONCLUSIVE),
+    (0.03, 0.20, 0.03, Verdict.INCONCLUSIVE),   # touching the band's edge is not wholly beyond it
+    (-0.01, 0.03, 0.03, Verdict.SAME),          # the edge itself is inside the band
 ])
 def test_the_verdict_follows_from_the_interval_and_the_band(low, high, band, verdict):
     assert decide(low, high, band)[0] is verdict
