@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mysqlbench.errors import InvalidInput
-from mysqlbench.studies.form import ALLOW_DIFFERENCES, RERUN_KEYS, RERUN_OF  # noqa: F401 - the run's own keys
+from mysqlbench.studies.form import ALLOW_DIFFERENCES, RERUN_OF  # the form's keys of a run's own settings
 
 # spec fields a rerun may differ in without it being a difference: the seed is fixed to the one
 # the original's points ran with (the original may have left it empty, i.e. random and recorded);
@@ -173,7 +173,7 @@ def verdicts(store, original: Original, rerun_rows: list[dict[str, Any]], primar
     """Each point and subject measured in both runs: the rerun / original effect of the primary
     metric with its interval, and the reproduction verdict in words. ``stated``: differences the
     rerun was allowed to run with, said with every verdict."""
-    from mysqlbench.statistics import Verdict, compare  # (numpy: not at DAG parse time, which reads RERUN_KEYS)
+    from mysqlbench.statistics import Verdict, compare  # (numpy: only when verdicts are made)
     from mysqlbench.studies.analysis import execution_frame
 
     then = execution_frame(original.rows, primary)
