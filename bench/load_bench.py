@@ -22,7 +22,10 @@ sys.path.insert(0, str(REPO / "plugins"))
 from mysqlbench import paths  # noqa: E402
 from mysqlbench.statistics import compare  # noqa: E402
 from mysqlbench.targets.managed import ManagedServer, ManagedSpec  # noqa: E402
-from mysqlbench.workloads.tpch import TABLES, dataset, generate  # noqa: E402
+from mysqlbench.workloads import lifecycle  # noqa: E402
+from mysqlbench.workloads.tpch import TABLES, generate  # noqa: E402
+from mysqlbench.workloads.tpch.build import TpchBuild  # noqa: E402
+from mysqlbench.workloads.tpch.models import TpchLoadParams  # noqa: E402
 
 SF = float(os.environ.get("BENCH_SF", "1"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
@@ -55,15 +58,19 @@ def quiesce(server: ManagedServer, timeout_s: float = 300) -> None:
     conn.close()
 
 
-def ours(server, target, manifest, redo_log_size=None) -> tuple[float, float]:
+def ours(server, target, manifest, redo_log_size: str = "keep") -> tuple[float, float]:
+    """The steps as tpch_load runs them (the dataset lifecycle's): create, load; then constraints."""
     drop(server, OURS)
     quiesce(server)
+    build = TpchBuild(TpchLoadParams(scale_factor=manifest["scale_factor"], schema=OURS, load_streams=2,
+                                     target_conn_id=target.conn_id, load_redo_log_size=redo_log_size), target)
+    data = {"dataset_id": manifest["dataset_id"]}
     started = time.monotonic()
-    dataset.create_tables(target, OURS)
-    dataset.load_tables(target, OURS, manifest, streams=2, redo_log_size=redo_log_size)
+    lifecycle.step(build, "create_tables", data)
+    lifecycle.step(build, "load", data)
     load_s = time.monotonic() - started
     started = time.monotonic()
-    dataset.add_constraints(target, OURS)
+    lifecycle.step(build, "add_constraints", data)
     return load_s, time.monotonic() - started
 
 
@@ -115,7 +122,7 @@ def main() -> None:
             results["constraints"].append(constraints_s)
             if not run % 2:
                 results["plain"].append(plain(server, target, manifest, defaults))
-            results["ours_redo_2g"].append(ours(server, target, manifest, redo_log_size=2 << 30)[0])
+            results["ours_redo_2g"].append(ours(server, target, manifest, redo_log_size="2G")[0])
             print(f"run {run + 1}/{RUNS}: ours {load_s:.1f} s, plain client {results['plain'][-1]:.1f} s, "
                   f"constraints {constraints_s:.1f} s, ours with a 2G redo log {results['ours_redo_2g'][-1]:.1f} s",
                   flush=True)

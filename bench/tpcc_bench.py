@@ -36,10 +36,12 @@ from mysqlbench.identifiers import check_name  # noqa: E402
 from mysqlbench.ossampler import process_cpu_seconds  # noqa: E402
 from mysqlbench.statistics import compare  # noqa: E402
 from mysqlbench.targets.managed import ManagedServer, ManagedSpec  # noqa: E402
+from mysqlbench.workloads import lifecycle  # noqa: E402
 from mysqlbench.workloads.tpcc import driver as tpcc_driver  # noqa: E402
-from mysqlbench.workloads.tpcc import peers, pipeline  # noqa: E402
+from mysqlbench.workloads.tpcc import peers  # noqa: E402
 from mysqlbench.workloads.tpcc import workload as tpcc_workload  # noqa: E402
-from mysqlbench.workloads.tpcc.models import TpccDataset  # noqa: E402
+from mysqlbench.workloads.tpcc.build import TpccBuild  # noqa: E402
+from mysqlbench.workloads.tpcc.models import TpccLoadParams  # noqa: E402
 
 WAREHOUSES = int(os.environ.get("BENCH_TPCC_WAREHOUSES", "2"))
 CONNECTIONS = int(os.environ.get("BENCH_TPCC_CONNECTIONS", "8"))
@@ -79,12 +81,10 @@ def mysqld_cpu_s(server: ManagedServer) -> float:
 
 def load_all(server: ManagedServer, target, available: list[str]) -> dict[str, float]:
     seconds = {}
-    params = {**TpccDataset(warehouses=WAREHOUSES, schema=SCHEMAS["ours"]).model_dump(by_alias=True),
-              "target_conn_id": target.conn_id}
+    build = TpccBuild(TpccLoadParams(warehouses=WAREHOUSES, schema=SCHEMAS["ours"], target_conn_id=target.conn_id),
+                      target)
     started = time.monotonic()
-    for step in pipeline.STEPS.values():
-        step(target, params)
-    result = pipeline._verify(target, params)
+    _, result = lifecycle.rebuild(build, build.identify())  # every step and the verification, as tpcc_load runs them
     if not result.success:
         raise MysqlbenchError(f"our load failed validation: {result.failures}")
     seconds["ours"] = time.monotonic() - started

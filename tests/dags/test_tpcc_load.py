@@ -141,12 +141,13 @@ def test_a_changed_dataset_is_rebuilt_not_reused(bag, loaded, admin):
 ])
 def test_bad_input_fails_before_the_server_sees_anything(conf, words, admin):
     from mysqlbench.errors import InvalidInput
-    from mysqlbench.workloads.tpcc.pipeline import check_params
+    from mysqlbench.workloads.lifecycle import check_params
+    from mysqlbench.workloads.tpcc.build import TpccBuild
 
     before = dict(query(admin, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_create_table', 'Com_drop_table', "
                                "'Com_load')"))
     with pytest.raises(InvalidInput, match=words):
-        check_params({"warehouses": 1, "target_conn_id": TEST_CONN, "schema": SCHEMA, **conf})
+        check_params(TpccBuild, {"warehouses": 1, "target_conn_id": TEST_CONN, "schema": SCHEMA, **conf})
     after = dict(query(admin, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_create_table', 'Com_drop_table', "
                               "'Com_load')"))
     assert before == after

@@ -161,13 +161,14 @@ def untouched(first, then) -> None:
 def test_bad_input_is_refused_by_the_check_before_any_server_change(target, managed, conf, message):
     """Each bad input through the load's first task's own check (check_params, what the DAG runs
     first): a clear error; the server's statement counters unchanged and not even a connection."""
-    from mysqlbench.workloads.tpch import pipeline
+    from mysqlbench.workloads.lifecycle import check_params
+    from mysqlbench.workloads.tpch.build import TpchBuild
 
     conn = managed.admin_connect()
     try:
         before, uptime_before, connections_before = server_fingerprint(conn)
         with pytest.raises(Exception) as refused:
-            pipeline.check_params({"scale_factor": SF, "target_conn_id": TEST_CONN, "schema": SCHEMA, **conf})
+            check_params(TpchBuild, {"scale_factor": SF, "target_conn_id": TEST_CONN, "schema": SCHEMA, **conf})
         assert message in str(refused.value)
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:
@@ -222,7 +223,7 @@ def test_benchmark_password_appears_nowhere(loaded, bench_password, session_dir)
 
 def _changes(conn, contents: bool) -> list[str]:
     from mysqlbench import ownership
-    from mysqlbench.workloads.tpch.validate import changes_since_verified
+    from mysqlbench.fingerprint import changes_since_verified
 
     return changes_since_verified(conn, SCHEMA, ownership.read_marker(conn, SCHEMA), contents=contents)
 

@@ -5,16 +5,22 @@ import pytest
 from mysqlbench import ownership
 from mysqlbench.errors import UnsafeOperation
 from mysqlbench.targets.connection import TargetConnection
-from mysqlbench.workloads.tpch import dataset
+from mysqlbench.workloads import lifecycle
+from mysqlbench.workloads.tpch.build import TpchBuild
+from mysqlbench.workloads.tpch.models import TpchLoadParams
 
 
 def test_foreign_schema_is_never_touched(target, admin):
+    """The lifecycle's first step empties the schema it builds in: never one we did not create,
+    even one whose tables have a dataset's names."""
     with admin.cursor() as cur:
         cur.execute("DROP SCHEMA IF EXISTS someone_elses")
         cur.execute("CREATE SCHEMA someone_elses")
         cur.execute("CREATE TABLE someone_elses.lineitem (x INT)")
-    with pytest.raises(UnsafeOperation, match="was not created by mysqlbench"):
-        dataset.create_tables(target, "someone_elses")
+    build = TpchBuild(TpchLoadParams(scale_factor=0.01, schema="someone_elses", target_conn_id=target.conn_id), target)
+    for step in TpchBuild.steps:  # the first claims the schema; any later one, run on its own, checks it
+        with pytest.raises(UnsafeOperation, match="was not created by mysqlbench"):
+            lifecycle.step(build, step, {"dataset_id": "tpch-sf0.01-x"})
     with admin.cursor() as cur:
         cur.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'someone_elses'")
         assert cur.fetchone()[0] == 1

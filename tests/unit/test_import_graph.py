@@ -116,8 +116,8 @@ def test_the_graph_is_read_whole():
     package's module imported by name, and the DAG files."""
     edges = graph()
     assert "mysqlbench.flavor" in edges["mysqlbench.workloads.base"]  # under TYPE_CHECKING
-    assert "mysqlbench.targets.lock" in edges["mysqlbench.workloads.slap.workload"]  # inside a method
-    assert "mysqlbench.fingerprint" in edges["mysqlbench.workloads.slap.workload"]  # `from mysqlbench import x`
+    assert "mysqlbench.targets.lock" in edges["mysqlbench.workloads.lifecycle"]  # inside a function
+    assert "mysqlbench.knobs" in edges["mysqlbench.workloads.slap.workload"]  # `from mysqlbench import x`
     assert "mysqlbench.studies.factory" in edges["dags.studies"]
     assert len(edges) > 80
 

@@ -3,6 +3,7 @@ control it. Credentials only ever come from the connection; nothing here prints 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -214,6 +215,15 @@ class TargetConnection:
                 f"refusing to {action} on {self.conn_id!r}: it is not marked as a benchmark target{claim} "
                 '(set "benchmark_target": true in the connection extras if this server is yours to change)'
             )
+
+    @contextlib.contextmanager
+    def session(self, *, database: str | None = None, local_infile: bool = False):
+        """A connection for the block (:meth:`connect`), closed however the block ends."""
+        conn = self.connect(database=database, local_infile=local_infile)
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     def connect(self, *, database: str | None = None, local_infile: bool = False):
         """A connection through the mysql provider's ``MySqlHook``, so the connection's own extras

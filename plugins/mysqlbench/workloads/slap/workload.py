@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mysqlbench.errors import InvalidInput, MysqlbenchError, NotApplicable
+from mysqlbench.errors import InvalidInput, NotApplicable
 from mysqlbench.params import DatasetBase
 from mysqlbench.workloads.base import Better, Metric, NoParams, Session, StudyWorkload, UnitResult
+from mysqlbench.workloads.lifecycle import StepOutcome, StudyDatasetBuild, analyze_tables, dataset_tables
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ class SlapWorkload(StudyWorkload):
         slap_binary()
 
     # -- the dataset ------------------------------------------------------------------------------
-    def _dataset_id(self) -> str:
+    def dataset_id(self) -> str:
         d = self.spec.dataset
         return "slap-" + hashlib.sha256(f"{d.rows}/{d.parts}/{d.data_seed}/v1".encode()).hexdigest()[:12]
 
@@ -119,28 +120,15 @@ class SlapWorkload(StudyWorkload):
         return max(max(1, round(int(c) * self.params.concurrency_scale)) for c in levels)
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
-        from mysqlbench import fingerprint, knobs
-        from mysqlbench.targets.lock import exclusive
+        from mysqlbench import knobs
+        from mysqlbench.workloads import lifecycle
 
-        schema = self.spec.dataset.schema_name
-        wanted = self._dataset_id()
-        conn = target.connect()
-        try:
+        with target.session() as conn:
             limit = int(knobs.read_variable(conn, "max_connections", "global"))
-        finally:
-            conn.close()
         if self._max_clients() + 5 > limit:
             raise InvalidInput(f"{self._max_clients()} mariadb-slap clients (plus 5 for the engine) exceed "
                                f"{target.conn_id}'s max_connections = {limit}: lower concurrency_scale")
-        with exclusive(target, f"build the seed 004 tables in {schema}", dataset=schema):
-            conn = target.connect(database=None)
-            try:
-                if fingerprint.reusable_or_emptied(conn, target, schema, wanted):
-                    return {"dataset_id": wanted, "reused": True}
-                self._load(conn, schema)
-            finally:
-                conn.close()
-        return {"dataset_id": wanted, "reused": False}
+        return lifecycle.ensure(SlapBuild(self, target), recorder)
 
     def _rows(self):
         """The base rows, deterministic from the data seed."""
@@ -153,8 +141,11 @@ class SlapWorkload(StudyWorkload):
                    f"{name}@example.com", rng.randint(130_000_000, 189_999_999) % 2_000_000_000,
                    "".join(rng.choices(letters + " ", k=rng.randint(20, 200))))
 
-    def _load(self, conn, schema: str) -> None:
-        from mysqlbench import fingerprint, ownership, paths
+    def _load(self, conn, schema: str) -> dict[str, Any]:
+        """The base rows, then every engine x layout filled from them with a timed bulk insert (the
+        seed's figure); a layout the server refuses is not applicable, with its reason. Returns
+        the facts the marker keeps."""
+        from mysqlbench import paths
         from mysqlbench.identifiers import quote
         from mysqlbench.sqlfiles import sql_statements
 
@@ -174,7 +165,6 @@ class SlapWorkload(StudyWorkload):
                 cur.executemany(f"INSERT INTO {BASE_TABLE} VALUES (%s, %s, %s, %s, %s, %s, %s)", batch)
         bulk: dict[str, float] = {}
         not_applicable: dict[str, str] = {}
-        tables = [BASE_TABLE]
         with conn.cursor() as cur:
             for engine in ENGINES:
                 for layout in LAYOUTS:
@@ -197,19 +187,10 @@ class SlapWorkload(StudyWorkload):
                     else:
                         cur.execute(f"INSERT INTO {names[0]} SELECT * FROM {BASE_TABLE}")
                     bulk[key] = round(time.perf_counter() - started, 3)
-                    tables += names
                     if layout == "split":
-                        self._install_routing(cur, engine, schema)
-                        tables.append(f"{engine.lower()}_split_ids")  # empty while verified
-            for name in tables:
-                cur.execute(f"ANALYZE TABLE {s}.{quote(name)}")
-                cur.fetchall()
-        result = self._verify(conn, schema, not_applicable)
-        if not result.success:
-            ownership.set_marker(conn, schema, state="invalid")
-            raise MysqlbenchError(f"the seed 004 tables in {schema} failed validation: {result.failures}")
-        fingerprint.mark_verified(conn, schema, tables, bulk_insert_s=bulk, not_applicable=not_applicable)
+                        self._install_routing(cur, engine, schema)  # and its id sequence, empty while verified
         log.info("seed 004 tables built in %s: bulk insert seconds %s; not applicable %s", schema, bulk, not_applicable)
+        return {"bulk_insert_s": bulk, "not_applicable": not_applicable}
 
     def _install_routing(self, cur, engine: str, schema: str) -> None:
         """The routing procedures for one engine's split tables, and its id sequence."""
@@ -266,7 +247,7 @@ class SlapWorkload(StudyWorkload):
             frame[column] = frame[column].astype("Int64")
         return frame
 
-    def _verify(self, conn, schema: str, not_applicable: dict[str, str]):
+    def verify(self, conn, schema: str, not_applicable: dict[str, str]):
         import great_expectations as gx
 
         from mysqlbench.checks import validate_frames
@@ -288,9 +269,9 @@ class SlapWorkload(StudyWorkload):
 
     def check_dataset(self, target, dataset_id: str) -> None:
         """Every run puts back what it changed (its UPDATE_TIME says written): definitions count here."""
-        from mysqlbench import fingerprint
+        from mysqlbench.workloads.lifecycle import require_verified
 
-        fingerprint.require_verified_definitions(target, self.spec.dataset.schema_name, dataset_id, "seed 004")
+        require_verified(target, self.spec.dataset.schema_name, dataset_id, "seed 004", writes_expected=True)
 
     # -- one operation ------------------------------------------------------------------------------
     def prepare(self, unit: str) -> str:
@@ -506,3 +487,29 @@ class SlapWorkload(StudyWorkload):
                 tables.append((f"Bulk insert of {self.spec.dataset.rows} rows per engine x layout (seconds)",
                                pd.DataFrame([bulk], index=["seconds"])[[c for c in order if c in bulk]]))
         return tables
+
+
+class SlapBuild(StudyDatasetBuild):
+    """Seed 004's tables, declared to the dataset lifecycle: the base rows and every engine x
+    layout (``load``, whose bulk-insert seconds and not-applicable layouts the marker keeps), then
+    ``analyze``; Great Expectations over every table's rows, ids and routing."""
+
+    what = "seed 004 (mysqlslap)"
+    steps = ("load", "analyze")
+
+    workload: SlapWorkload
+
+    def load(self, data: dict[str, Any]) -> StepOutcome:
+        with self.target.session(database=None) as conn:
+            facts = self.workload._load(conn, self.schema)
+        return StepOutcome(facts["bulk_insert_s"], facts=facts)
+
+    def analyze(self, data: dict[str, Any]) -> StepOutcome:
+        with self.target.session() as conn:
+            return StepOutcome(analyze_tables(conn, self.schema, dataset_tables(conn, self.schema)))
+
+    def validate(self, conn, data: dict[str, Any]):
+        from mysqlbench import ownership
+
+        not_applicable = ownership.read_marker(conn, self.schema).get("not_applicable", {})
+        return self.workload.verify(conn, self.schema, not_applicable)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mysqlbench.errors import InvalidInput, MysqlbenchError
 from mysqlbench.params import DatasetBase
 from mysqlbench.workloads.base import Better, Metric, Session, StudyWorkload, UnitResult
+from mysqlbench.workloads.lifecycle import StepOutcome, StudyDatasetBuild, analyze_tables
 from mysqlbench.workloads.sysbench import tool
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
 
         return ManagedServer(ManagedSpec.load(target.managed_target)).root / "sysbench-fileio"
 
-    def _dataset_id(self) -> str:
+    def dataset_id(self) -> str:
         d = self.spec.dataset
         return f"fileio-{d.total_bytes()}-{d.file_num}"
 
@@ -293,7 +294,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
             self._claim(host, target, directory)
             sizes = self._sizes(host, directory)
             if all(sizes.get(name) == per_file for name in self._names()):
-                return {"dataset_id": self._dataset_id(), "reused": True, "directory": str(directory),
+                return {"dataset_id": self.dataset_id(), "reused": True, "directory": str(directory),
                         "host": host.name}
             free = int(self._sh(host, 'df -B1 --output=avail "$1" | tail -1', directory).strip())
             need = per_file * dataset.file_num - sum(sizes.values())
@@ -305,7 +306,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
                                    remote=host.name != "local")
             output = tool.run_untimed(run, timeout_s=self.spec.point_timeout_s, host=host)
             log.info("prepared on %s: %s", host.name, output.strip().splitlines()[-1] if output.strip() else "")
-        return {"dataset_id": self._dataset_id(), "reused": False, "directory": str(directory), "host": host.name}
+        return {"dataset_id": self.dataset_id(), "reused": False, "directory": str(directory), "host": host.name}
 
     def _file_options(self) -> dict[str, Any]:
         return {"file-total-size": self.spec.dataset.total_bytes(), "file-num": self.spec.dataset.file_num}
@@ -405,7 +406,7 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
         if unknown:
             raise InvalidInput(f"unknown sysbench script(s) {unknown}; known: {list(tool.OLTP_SCRIPTS)}")
 
-    def _dataset_id(self) -> str:
+    def dataset_id(self) -> str:
         d = self.spec.dataset
         return "sbtest-" + hashlib.sha256(f"{d.tables}/{d.table_size}/sysbench-1.0.20".encode()).hexdigest()[:12]
 
@@ -421,40 +422,25 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
         """sysbench's tables, prepared by sysbench itself into a schema we own, verified by Great
         Expectations (every table, its row count and id range), fingerprinted; reused while the
-        definitions and checksums are what was verified."""
-        from mysqlbench import fingerprint, ownership
-        from mysqlbench.identifiers import quote
-        from mysqlbench.targets.host import LocalHost, host_of
-        from mysqlbench.targets.lock import exclusive
+        definitions and checksums are what was verified (the dataset lifecycle)."""
+        from mysqlbench.workloads import lifecycle
 
-        schema = self.spec.dataset.schema_name
-        wanted = self._dataset_id()
+        return lifecycle.ensure(SysbenchOltpBuild(self, target), recorder)
+
+    def prepare_tables(self, target, schema: str) -> None:
+        """``sysbench oltp_read_write prepare`` where sysbench runs (the benchmark host), the
+        password in a private file, never in argv."""
+        from mysqlbench.targets.host import LocalHost, host_of
+
         host = host_of(target)
-        with exclusive(target, f"prepare sysbench tables in {schema}", dataset=schema):
-            conn = target.connect()
-            try:
-                if fingerprint.reusable_or_emptied(conn, target, schema, wanted):
-                    return {"dataset_id": wanted, "reused": True}
-                with host.private_file("sysbench.cfg", f"mysql-password={target.password}\n") as secret:
-                    run = tool.SysbenchRun("oltp_read_write", {**self._connection_options(target, schema),
-                                                           "tables": self.spec.dataset.tables,
-                                                           "table-size": self.spec.dataset.table_size,
-                                                           "threads": min(self.spec.dataset.tables, 4)},
-                                           command="prepare", secrets=[target.password], config_file=secret,
-                                           remote=not isinstance(host, LocalHost))
-                    tool.run_untimed(run, timeout_s=self.spec.point_timeout_s, host=host)
-                with conn.cursor() as cur:
-                    for table in self._table_names():
-                        cur.execute(f"ANALYZE TABLE {quote(schema)}.{quote(table)}")
-                        cur.fetchall()
-                result = self._verify(conn, schema)
-                if not result.success:
-                    ownership.set_marker(conn, schema, state="invalid")
-                    raise MysqlbenchError(f"sysbench's tables in {schema} failed validation: {result.failures}")
-                fingerprint.mark_verified(conn, schema, self._table_names())
-            finally:
-                conn.close()
-        return {"dataset_id": wanted, "reused": False}
+        with host.private_file("sysbench.cfg", f"mysql-password={target.password}\n") as secret:
+            run = tool.SysbenchRun("oltp_read_write", {**self._connection_options(target, schema),
+                                                       "tables": self.spec.dataset.tables,
+                                                       "table-size": self.spec.dataset.table_size,
+                                                       "threads": min(self.spec.dataset.tables, 4)},
+                                   command="prepare", secrets=[target.password], config_file=secret,
+                                   remote=not isinstance(host, LocalHost))
+            tool.run_untimed(run, timeout_s=self.spec.point_timeout_s, host=host)
 
     def observations(self, conn, schema: str):
         """One row per table sysbench should have made: rows, smallest and largest id (NULL for a
@@ -479,7 +465,7 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
             frame[column] = frame[column].astype("Int64")
         return frame
 
-    def _verify(self, conn, schema: str):
+    def verify(self, conn, schema: str):
         import great_expectations as gx
 
         from mysqlbench.checks import validate_frames
@@ -499,9 +485,9 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
     def check_dataset(self, target, dataset_id: str) -> None:
         """Inside a point: the same tables and definitions (write scripts change rows by design,
         keeping their number; contents are compared when a later study decides to reuse them)."""
-        from mysqlbench import fingerprint
+        from mysqlbench.workloads.lifecycle import require_verified
 
-        fingerprint.require_verified_definitions(target, self.spec.dataset.schema_name, dataset_id, "sysbench")
+        require_verified(target, self.spec.dataset.schema_name, dataset_id, "sysbench", writes_expected=True)
 
     def prepare(self, unit: str) -> str:
         return unit
@@ -555,3 +541,24 @@ class SysbenchOltpWorkload(_SysbenchWorkload):
                 "ignored_errors": (float(report["ignored_errors"]), "count"),
                 "reconnects": (float(report["reconnects"]), "count"),
                 "errors_per_s": (report["ignored_errors"] / report["total_time_s"], "1/s")}
+
+
+class SysbenchOltpBuild(StudyDatasetBuild):
+    """sysbench's OLTP tables, declared to the dataset lifecycle: ``prepare`` (by sysbench itself),
+    ``analyze``; Great Expectations over every table's rows and ids."""
+
+    what = "sysbench OLTP"
+    steps = ("prepare", "analyze")
+
+    workload: SysbenchOltpWorkload
+
+    def prepare(self, data: dict[str, Any]) -> StepOutcome:
+        self.workload.prepare_tables(self.target, self.schema)
+        return StepOutcome()
+
+    def analyze(self, data: dict[str, Any]) -> StepOutcome:
+        with self.target.session() as conn:
+            return StepOutcome(analyze_tables(conn, self.schema, self.workload._table_names()))
+
+    def validate(self, conn, data: dict[str, Any]):
+        return self.workload.verify(conn, self.schema)

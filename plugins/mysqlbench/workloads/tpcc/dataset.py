@@ -1,6 +1,6 @@
-"""The TPC-C dataset steps on a target: create tpcc-mysql's tables, load the generated population
-while it is being generated, add the indexes and foreign keys, analyze. Plain functions of
-(target, schema, ...), shared by the tpcc_load DAG, a study's dataset step and the tests."""
+"""What TPC-C's dataset steps do on a target: create tpcc-mysql's tables, load the population while
+it is being generated, add the indexes and foreign keys, install the driver's procedures.
+:mod:`mysqlbench.workloads.tpcc.build` declares them to the dataset lifecycle."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ from mysqlbench import ownership, paths
 from mysqlbench.errors import MysqlbenchError
 from mysqlbench.identifiers import quote
 from mysqlbench.targets.connection import TargetConnection
+from mysqlbench.workloads.lifecycle import LOAD_SESSION, run_sql_file
 from mysqlbench.workloads.tpcc import TABLES, generate
-from mysqlbench.workloads.tpch import dataset as tpch_dataset
-from mysqlbench.workloads.tpch.dataset import LOAD_SESSION, run_sql_file
 
 log = logging.getLogger(__name__)
 
@@ -27,19 +26,9 @@ _LOAD_SQL = ("LOAD DATA LOCAL INFILE %s INTO TABLE {table} CHARACTER SET utf8mb4
              "FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({columns})")
 
 
-def create_tables(target: TargetConnection, schema: str) -> dict[str, Any]:
-    """Claim the schema, drop any earlier TPC-C tables in it and create the nine tables."""
-    conn = target.connect()
-    try:
-        created = ownership.claim_schema(conn, target, schema)  # refuses a schema we did not create
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION foreign_key_checks = 0")
-            cur.execute(f"DROP TABLE IF EXISTS {', '.join(f'{quote(schema)}.{quote(t)}' for t in TABLES)}")
-        ownership.set_marker(conn, schema, state="created", dataset_id=None)
-        run_sql_file(conn, "tpcc/schema.sql", schema)
-    finally:
-        conn.close()
-    return {"schema_created": created}
+def create_tables(conn, schema: str) -> None:
+    """tpcc-mysql's nine tables, in a schema the lifecycle has claimed and emptied."""
+    run_sql_file(conn, "tpcc/schema.sql", schema)
 
 
 def staging_dir(dataset_id: str) -> Path:
@@ -113,7 +102,6 @@ def load_tables(target: TargetConnection, schema: str, warehouses: int, seed: in
         if failed:
             raise failed[0]
         total = time.monotonic() - started
-        ownership.set_marker(conn, schema, state="loaded", dataset_id=dataset_id)
     finally:
         conn.close()
         shutil.rmtree(directory, ignore_errors=True)
@@ -122,22 +110,11 @@ def load_tables(target: TargetConnection, schema: str, warehouses: int, seed: in
             "seconds": round(total, 3), "streams": streams, "c_load": generate.c_load(seed)}
 
 
-def add_indexes(target: TargetConnection, schema: str) -> dict[str, float]:
+def add_indexes(conn, schema: str) -> dict[str, float]:
     """tpcc-mysql's secondary indexes and foreign keys, one ALTER per table."""
-    conn = target.connect()
-    try:
-        ownership.require_owned(conn, target, schema)
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION foreign_key_checks = 0")
-        timings = run_sql_file(conn, "tpcc/indexes.sql", schema)
-        ownership.set_marker(conn, schema, state="indexed")
-    finally:
-        conn.close()
-    return {head: round(seconds, 3) for head, seconds in timings}
-
-
-def analyze_tables(target: TargetConnection, schema: str) -> dict[str, float]:
-    return tpch_dataset.analyze_tables(target, schema, TABLES)
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION foreign_key_checks = 0")
+    return {head: round(seconds, 3) for head, seconds in run_sql_file(conn, "tpcc/indexes.sql", schema)}
 
 
 def procedure_sql(name: str) -> str:

@@ -145,9 +145,3 @@ def validate_load(conn, schema: str, warehouses: int):
     frames = {**load_observations(conn, schema, warehouses), **consistency_frames(conn, schema)}
     wanted = {**load_expectations(), **consistency_expectations()}
     return validate_frames("tpcc_load", [(name, frames[name], wanted[name]) for name in frames])
-
-
-def fingerprint(conn, schema: str) -> dict[str, dict[str, Any]]:
-    from mysqlbench.fingerprint import fingerprint as tables_fingerprint
-
-    return tables_fingerprint(conn, schema, TABLES)

@@ -102,8 +102,12 @@ class TpccWorkload(StudyWorkload):
                                "(the transaction mix is workload_params.mix)")
 
     # -- dataset --------------------------------------------------------------------------------
-    def _load_params(self, target) -> dict[str, Any]:
-        return {**self.spec.dataset.model_dump(by_alias=True), "target_conn_id": target.conn_id}
+    def _build(self, target):
+        from mysqlbench.workloads.tpcc.build import TpccBuild
+        from mysqlbench.workloads.tpcc.models import TpccLoadParams
+
+        params = TpccLoadParams(**self.spec.dataset.model_dump(), target_conn_id=target.conn_id)
+        return TpccBuild(params, target)
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
         """The verified dataset (loaded, or reused while unchanged), its procedures, and on a
@@ -111,19 +115,21 @@ class TpccWorkload(StudyWorkload):
         connection limit is checked here, before any point changes the server."""
         from mysqlbench import ownership
         from mysqlbench.targets.lock import exclusive
-        from mysqlbench.workloads.tpcc import dataset, pipeline
+        from mysqlbench.workloads import lifecycle
+        from mysqlbench.workloads.tpcc import dataset
 
         self._check_connections(target)
         schema = self.spec.dataset.schema_name
         control = self._control(target)
-        wanted = pipeline.data_of(self._load_params(target))["dataset_id"]
+        build = self._build(target)
+        wanted = build.identify()["dataset_id"]
         if control is not None and control.has_snapshot(wanted) and self._marker(target).get("dataset_id") == wanted:
             # the last study left its runs' changes: the verified bytes come back from the snapshot
             with exclusive(target, "restore the dataset's snapshot", dataset=schema) as lock:
                 self._restore(target, control, wanted, lock.token)
                 control.start(holder=lock.token)
-        data = pipeline.ensure_dataset(self._load_params(target), recorder)
-        dataset.install_procedures(target, schema)
+        data = lifecycle.ensure(build, recorder)
+        dataset.install_procedures(target, schema)  # a reused dataset's may predate this version's
         snapshot = None
         if control is not None:
             with exclusive(target, "snapshot the dataset", dataset=schema) as lock:
@@ -191,28 +197,26 @@ class TpccWorkload(StudyWorkload):
             conn.close()
 
     def check_dataset(self, target, dataset_id: str) -> None:
-        marker = self._marker(target)
-        if marker.get("state") != "verified" or marker.get("dataset_id") != dataset_id:
-            raise MysqlbenchError(f"schema {self.spec.dataset.schema_name} no longer holds the verified dataset "
-                                  f"{dataset_id} (it holds {marker.get('dataset_id')}, {marker.get('state')}): "
-                                  "run the study again")
+        """Inside a point: the verified dataset with its tables and definitions (the runs write rows
+        by design; each repetition starts from the snapshot or a rebuild), and its snapshot."""
+        from mysqlbench.workloads.lifecycle import require_verified
+
+        require_verified(target, self.spec.dataset.schema_name, dataset_id, "TPC-C", writes_expected=True)
         control = self._control(target)
         if control is not None and not control.has_snapshot(dataset_id):
             raise MysqlbenchError(f"no snapshot of dataset {dataset_id} on {target.conn_id}: run the study again "
                                   "(its dataset step takes it)")
 
     def reset_dataset(self, target, control, holder: str) -> dict[str, Any]:
-        from mysqlbench.workloads.tpcc import pipeline
-        from mysqlbench.workloads.tpcc.generate import dataset_id as id_of
+        from mysqlbench.workloads import lifecycle
 
-        wanted = id_of(self.spec.dataset.warehouses, self.spec.dataset.data_seed)
+        build = self._build(target)
+        data = build.identify()
+        wanted = data["dataset_id"]
         if control is not None:
             return {"how": "datadir snapshot", **self._restore(target, control, wanted, holder)}
-        started = time.monotonic()  # connection only: load it again (the point already holds the target)
-        params = self._load_params(target)
-        for step in pipeline.STEPS.values():
-            step(target, params)
-        result = pipeline._verify(target, params)
+        started = time.monotonic()  # connection only: build it again (the point already holds the target)
+        _, result = lifecycle.rebuild(build, data)
         if not result.success:
             raise MysqlbenchError(f"reloading dataset {wanted} failed validation: {result.failures}")
         return {"how": "reload", "seconds": round(time.monotonic() - started, 3)}
@@ -240,14 +244,15 @@ class TpccWorkload(StudyWorkload):
 
     def measure(self, session: Session, config: tpcc_driver.DriverConfig, repetition: int) -> UnitResult:
         from mysqlbench import ownership
+        from mysqlbench.fingerprint import fingerprint
         from mysqlbench.results.store import TimeSeries
-        from mysqlbench.workloads.tpcc.validate import check_consistency, fingerprint
+        from mysqlbench.workloads.tpcc.validate import check_consistency
 
         schema = session.schema
         marker = ownership.read_marker(session.conn, schema)
         # the data this run starts from, against the verified dataset's (outside the window)
         expected = checksum_digest(marker["fingerprint"])
-        found = checksum_digest(fingerprint(session.conn, schema))
+        found = checksum_digest(fingerprint(session.conn, schema, sorted(marker["fingerprint"])))
         run = _ours if self.params.driver == "ours" else _peer
         measured, out, counted = run(session, config, marker, self.params.driver)
         if measured.error is not None:

@@ -1,5 +1,7 @@
-"""The TPC-H dataset steps on a target: create tables, load, add constraints, rename, analyze.
-Each is a plain function of (target, schema, ...) so the DAG, the benchmark and the tests share it."""
+"""What TPC-H's dataset steps do on a target: create dbgen's tables, load the generated files over
+parallel connections under the load profile, add the seeds' constraints, rename to lower case.
+:mod:`mysqlbench.workloads.tpch.build` declares them to the dataset lifecycle, which claims and
+empties the schema first, holds the target, keeps the marker and verifies."""
 
 from __future__ import annotations
 
@@ -10,53 +12,29 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mysqlbench import knobs, ownership, paths
+from mysqlbench import knobs, ownership
 from mysqlbench.errors import MysqlbenchError
 from mysqlbench.identifiers import quote
-from mysqlbench.sqlfiles import sql_statements
 from mysqlbench.targets.connection import TargetConnection, server_info
 from mysqlbench.targets.journal import RestoreJournal
+from mysqlbench.workloads.lifecycle import LOAD_SESSION, run_sql_file
 from mysqlbench.workloads.tpch import TABLES
 
 log = logging.getLogger(__name__)
 
-# The load-time profile: with unique and foreign-key checks off InnoDB bulk-loads an empty table,
-# and tables load over parallel connections. A larger redo log is opt-in (redo_log_size): measured
+# The load-time profile: the lifecycle's LOAD_SESSION (unique and foreign-key checks off), tables
+# loaded over parallel connections. A larger redo log is opt-in (redo_log_size): measured
 # on the project's 2-core machine at SF1 it did not speed up the lineitem load (19.6 s vs 20.1 s
 # with a 1G buffer pool, 19.2 s vs 21.1 s with 128M), while shrinking it back afterwards forces a
 # checkpoint that costs about 10 s. On slower disks it can pay; the bench tells.
-LOAD_SESSION = {"unique_checks": 0, "foreign_key_checks": 0}
 
 _LOAD_SQL = ("LOAD DATA LOCAL INFILE %s INTO TABLE {table} CHARACTER SET latin1 "
              "FIELDS TERMINATED BY '|' LINES TERMINATED BY '|\\n'")
 
 
-def run_sql_file(conn, relative: str, schema: str) -> list[tuple[str, float]]:
-    """Run every statement of ``include/sql/<relative>`` in ``schema``; (statement head, seconds)."""
-    timings = []
-    with conn.cursor() as cur:
-        cur.execute(f"USE {quote(schema, 'schema name')}")
-        for statement in sql_statements(paths.sql_text(relative)):
-            started = time.monotonic()
-            cur.execute(statement)
-            timings.append((" ".join(statement.split()[:3]), time.monotonic() - started))
-    return timings
-
-
-def create_tables(target: TargetConnection, schema: str) -> dict[str, Any]:
-    """Claim the schema, drop any earlier TPC-H tables in it and create dbgen's tables."""
-    conn = target.connect()
-    try:
-        created = ownership.claim_schema(conn, target, schema)  # refuses a schema we did not create
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION foreign_key_checks = 0")
-            names = [name for table in TABLES for name in (table, table.upper())]
-            cur.execute(f"DROP TABLE IF EXISTS {', '.join(f'{quote(schema)}.{quote(n)}' for n in names)}")
-        ownership.set_marker(conn, schema, state="created", dataset_id=None)
-        run_sql_file(conn, "tpch/schema.sql", schema)
-    finally:
-        conn.close()
-    return {"schema_created": created}
+def create_tables(conn, schema: str) -> None:
+    """dbgen's tables, in a schema the lifecycle has claimed and emptied."""
+    run_sql_file(conn, "tpch/schema.sql", schema)
 
 
 def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any], *, streams: int = 2,
@@ -81,7 +59,6 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
         finally:
             reverted = _revert_profile(admin, profile, journal, target)
         total = time.monotonic() - started
-        ownership.set_marker(admin, schema, state="loaded", dataset_id=manifest["dataset_id"])
     finally:
         admin.close()
     return {"tables": results, "seconds": round(total, 3), "streams": streams,
@@ -157,46 +134,13 @@ def _load_parallel(target, schema, directory, manifest, jobs, streams, started) 
     return results
 
 
-def add_constraints(target: TargetConnection, schema: str) -> dict[str, float]:
+def add_constraints(conn, schema: str) -> dict[str, float]:
     """dss.ri's foreign keys and the named indexes, one ALTER per table."""
-    conn = target.connect()
-    try:
-        ownership.require_owned(conn, target, schema)
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION foreign_key_checks = 0")
-        timings = run_sql_file(conn, "tpch/constraints.sql", schema)
-        ownership.set_marker(conn, schema, state="constrained")
-    finally:
-        conn.close()
-    return {head: round(seconds, 3) for head, seconds in timings}
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION foreign_key_checks = 0")
+    return {head: round(seconds, 3) for head, seconds in run_sql_file(conn, "tpch/constraints.sql", schema)}
 
 
-def rename_tables(target: TargetConnection, schema: str) -> None:
-    conn = target.connect()
-    try:
-        ownership.require_owned(conn, target, schema)
-        run_sql_file(conn, "tpch/rename.sql", schema)
-        ownership.set_marker(conn, schema, state="renamed")
-    finally:
-        conn.close()
-
-
-def analyze_tables(target: TargetConnection, schema: str, tables=TABLES) -> dict[str, float]:
-    """ANALYZE TABLE each table; with STATS_AUTO_RECALC=0 the statistics then stay pinned (any
-    workload's tables: TPC-C passes its own)."""
-    conn = target.connect()
-    timings = {}
-    try:
-        ownership.require_owned(conn, target, schema)
-        with conn.cursor() as cur:
-            for table in tables:
-                started = time.monotonic()
-                cur.execute(f"ANALYZE TABLE {quote(schema)}.{quote(table)}")
-                status = cur.fetchall()
-                if any(row[2] == "error" for row in status):
-                    raise MysqlbenchError(f"ANALYZE TABLE {table} failed: {status}")
-                timings[table] = round(time.monotonic() - started, 3)
-        ownership.set_marker(conn, schema, state="analyzed")
-    finally:
-        conn.close()
-    return timings
+def rename_tables(conn, schema: str) -> None:
+    """dbgen's upper-case names to the lower case the seeds' queries use."""
+    run_sql_file(conn, "tpch/rename.sql", schema)

@@ -113,18 +113,3 @@ def validate_dataset(conn, schema: str, manifest: dict[str, Any]):
     frames = observations(conn, schema, manifest)
     wanted = expectations()
     return validate_frames("tpch_load", [(name, frames[name], wanted[name]) for name in frames])
-
-
-# -- fingerprint: is the verified dataset still what was verified? -----------------------------------
-
-def fingerprint(conn, schema: str) -> dict[str, dict[str, Any]]:
-    """The TPC-H tables' fingerprint (:func:`mysqlbench.fingerprint.fingerprint`)."""
-    from mysqlbench.fingerprint import fingerprint as tables_fingerprint
-
-    return tables_fingerprint(conn, schema, TABLES)
-
-
-def changes_since_verified(conn, schema: str, marker: dict[str, Any], *, contents: bool) -> list[str]:
-    from mysqlbench.fingerprint import changes_since_verified as changes
-
-    return changes(conn, schema, marker, contents=contents)

@@ -48,31 +48,19 @@ class TpchWorkload(StudyWorkload):
             queries.load(query_id, dataset.scale_factor)
 
     def ensure_dataset(self, target, recorder) -> dict[str, Any]:
-        from mysqlbench.workloads.tpch import pipeline
+        from mysqlbench.workloads import lifecycle
+        from mysqlbench.workloads.tpch.build import TpchBuild
         from mysqlbench.workloads.tpch.models import TpchLoadParams
 
         params = TpchLoadParams(**self.spec.dataset.model_dump(), target_conn_id=target.conn_id)
-        return pipeline.ensure_dataset(params.model_dump(by_alias=True), recorder)
+        return lifecycle.ensure(TpchBuild(params, target), recorder)
 
     def check_dataset(self, target, dataset_id: str) -> None:
-        from mysqlbench import ownership
-        from mysqlbench.errors import MysqlbenchError
-        from mysqlbench.workloads.tpch.validate import changes_since_verified
+        """Inside a point: the verified dataset, unchanged (a query writes nothing: any write the
+        server recorded since is a change)."""
+        from mysqlbench.workloads.lifecycle import require_verified
 
-        schema = self.spec.dataset.schema_name
-        conn = target.connect()
-        try:
-            marker = ownership.read_marker(conn, schema)
-            if marker.get("state") != "verified" or marker.get("dataset_id") != dataset_id:
-                raise MysqlbenchError(f"schema {schema} no longer holds the verified dataset {dataset_id} this study "
-                                      f"planned with (it holds {marker.get('dataset_id')}, {marker.get('state')}): it "
-                                      "was rebuilt between points; run the study again")
-            changed = changes_since_verified(conn, schema, marker, contents=False)
-        finally:
-            conn.close()
-        if changed:
-            raise MysqlbenchError(f"schema {schema} changed after dataset {dataset_id} was verified "
-                                  f"({'; '.join(changed)}): run the study again, its dataset step rebuilds it")
+        require_verified(target, self.spec.dataset.schema_name, dataset_id, "TPC-H", writes_expected=False)
 
     @property
     def oracle_enabled(self) -> bool:
