@@ -63,7 +63,7 @@ def test_a_cold_tpch_point_restarts_and_drops_the_cache_over_ssh(ssh_target, ssh
 def test_restart_only_settings_are_not_applicable_over_ssh(ssh_target):
     from mysqlbench.errors import NotApplicable
     from mysqlbench.targets.connection import TargetConnection
-    from mysqlbench.targets.sshcontrol import SshControl
+    from mysqlbench.targets.control import SshControl
 
     control = SshControl(TargetConnection.from_airflow(SSH_TARGET))
     with pytest.raises(NotApplicable, match="innodb_buffer_pool_instances"):

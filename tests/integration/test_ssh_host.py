@@ -109,7 +109,7 @@ def test_os_samples_and_host_facts_come_from_the_host_over_ssh(sshd):
 def test_the_cache_drop_over_ssh_evicts_the_files_and_only_them(sshd, tmp_path):
     import subprocess
 
-    from mysqlbench.targets.sshcontrol import EVICT
+    from mysqlbench.targets.control import EVICT
 
     def resident(path) -> int:
         out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "PAGES", str(path)],

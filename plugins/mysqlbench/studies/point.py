@@ -18,15 +18,15 @@ from typing import Any
 from mysqlbench import cache, knobs
 from mysqlbench.counters import PHYSICAL_READS
 from mysqlbench.errors import NotApplicable
-from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table, local_server_process
-from mysqlbench.results.lineage import filesystem_of, host_state, server_variables
+from mysqlbench.measure import GAUGES, Aborted, MeasuredWindow, enable_slow_log_table
+from mysqlbench.results.lineage import server_variables
 from mysqlbench.results.store import Sample, SampleKind, Status, TimeSeries
 from mysqlbench.studies.spec import StudySpec
 from mysqlbench.targets import sessions
 from mysqlbench.targets.connection import TargetConnection, server_info
+from mysqlbench.targets.control import ConnectionOnly, Control, take_control
 from mysqlbench.targets.journal import RestoreJournal
 from mysqlbench.targets.lock import exclusive
-from mysqlbench.targets.sshcontrol import SshControl
 from mysqlbench.workloads.base import Session, StudyWorkload, UnitResult, workload_class
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class PointRun:
         self.spec, self.point, self.target = spec, point, target
         # a point that sweeps a workload param (threads, concurrency) runs the workload with its value
         self.workload = workload or workload_class(spec.workload)(spec, point.get("params"))
-        self.control = None  # restart control of our managed instance, once proven inside the hold
+        self.control: Control = ConnectionOnly(target)  # what the point may do beyond SQL: taken inside the hold
         self.journal = RestoreJournal.of(target)
         self.dataset_id = dataset_id
         self.samples: list[Sample] = []
@@ -108,8 +108,8 @@ class PointRun:
         first), and read each one back: a value the server silently capped at start makes the
         point not applicable, as for session knobs. The slow-log table (our server-time source) is
         emptied so looking a statement up stays cheap; on a managed instance nothing else writes to it."""
-        if isinstance(self.control, SshControl):  # a service on a benchmark host: restarted as it is configured,
-            with self._phase("restart"):          # then the point's globals SET again (journaled)
+        if not self.control.globals_by_restart:  # a service on a benchmark host: restarted as it is
+            with self._phase("restart"):            # configured, then the point's globals SET again (journaled)
                 self.control.restart(holder=holder)
                 if global_settings:
                     conn = self.target.connect()
@@ -120,9 +120,7 @@ class PointRun:
             return
         overrides = {s.variable: s.value for s in global_settings}
         with self._phase("restart"):
-            if overrides:
-                self.journal.record_restart(self.control.spec.name, overrides)
-            self.control.restart(overrides, holder=holder)
+            self.control.restart(overrides, holder=holder, journal=self.journal)
             conn = self.control.admin_connect()
             try:
                 with conn.cursor() as cur:
@@ -143,9 +141,9 @@ class PointRun:
             with conn.cursor() as cur:
                 cur.execute("SELECT @@innodb_page_size")
                 page_size = cur.fetchone()[0]
-            server_pid, unknown = (self.control.pid(), False) if self.control else local_server_process(conn)
+            server_pid, unknown = self.control.server_process(conn)
             self._window = MeasuredWindow(conn, flavor=info.flavor, counters=self.spec.counters, page_size=page_size,
-                                          server_pid=server_pid, server_unknown=unknown, os_source=self._os_source())
+                                          server_pid=server_pid, server_unknown=unknown, os_source=self.control.os_source())
             if self._abort_reason is not None:
                 self._window.abort(self._abort_reason)
         except BaseException:
@@ -155,43 +153,14 @@ class PointRun:
                        window=self._window, timeout_s=self.spec.timeout_s, slow_log=slow_log,
                        kill_query=self._kill_query, server_pid=self._window.server_pid), applied
 
-    def _os_source(self):
-        """OS samples come from the benchmark host: over SSH when the target names one."""
-        if not self.target.ssh_conn_id:
-            return None
-        from mysqlbench.ossampler import RemoteProc
-        from mysqlbench.targets.host import SshHost
-
-        return RemoteProc(self.control.host if isinstance(self.control, SshControl) else SshHost(self.target.ssh_conn_id))
-
     # -- the point --------------------------------------------------------------------------------
-    def _take_control(self, lock) -> None:
-        """Inside the hold (another point may have had the server down for a restart until now):
-        start our instance if it is down, and believe a managed claim only once it is proven."""
-        if self.target.control == "ssh":  # restarted and its cache dropped over SSH, on its own host
-            self.control = SshControl(self.target)
-            return
-        if self.target.control != "managed":
-            return
-        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
-
-        server = ManagedServer(ManagedSpec.load(self.target.managed_target))
-        if not server.is_running():
-            server.start(holder=lock.token)
-            lock.renew()
-            self.target.__dict__.pop("managed_proven", None)  # a proof tried while it was down is void
-        if self.target.managed_proven:  # a connection that only claims it gets no restart of our instance
-            self.control = server
-
     def run(self) -> list[Sample]:
         with exclusive(self.target, f"study point {self.point['label']}", dataset=self.spec.dataset.schema_name) as lock:
-            self._take_control(lock)
+            self.control = take_control(self.target, lock)
             # what changes from run to run on the host (free space, available memory), kept with
             # every sample of the point and out of the host hash
-            self.meta["host_state"] = (self.control.host_state() if isinstance(self.control, SshControl) else
-                                       host_state(*((self.control.datadir, self.control.tmpdir) if self.control
-                                                    else ())))
-            if self.point["cache"] == "cold" and self.control is None:
+            self.meta["host_state"] = self.control.host_state()
+            if self.point["cache"] == "cold" and not self.control.restarts:
                 return self._not_applicable(f"cold cache needs restart control; {self.target.conn_id} is "
                                             f"{self.target.control} (connection only)")
             if self.dataset_id is not None:
@@ -204,13 +173,13 @@ class PointRun:
             finally:
                 probe.close()
             try:
-                if global_settings and (self.control is None or isinstance(self.control, SshControl)):
+                if global_settings and not self.control.globals_by_restart:
                     conn = self.target.connect()
                     try:
                         knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
                     finally:
                         conn.close()
-                elif self.control is not None and self.point["cache"] != "cold" and not self.workload.changes_dataset:
+                elif self.control.restarts and self.point["cache"] != "cold" and not self.workload.changes_dataset:
                     # a cold point, or one whose workload resets its data, restarts before every repetition anyway
                     # every other global back to the base, set or not: a point that skipped this measured on
                     # whatever an earlier client left (thread_pool_size, seen in tests/dags/test_rerun.py)
@@ -264,28 +233,18 @@ class PointRun:
                     reset = None
                     if self.workload.changes_dataset:  # every repetition from the same verified data
                         with self._phase("reset"):
-                            # a datadir snapshot only on our own instance; a server over SSH is reloaded
-                            own = None if isinstance(self.control, SshControl) else self.control
-                            reset = self.workload.reset_dataset(self.target, own, lock.token)
+                            # a datadir snapshot only on our own instance; any other server is reloaded
+                            reset = self.workload.reset_dataset(self.target, self.control.snapshots, lock.token)
                         lock.renew()
-                    if self.control is not None:
+                    if self.control.restarts:
                         self._restart(global_settings, info, lock.token)
                         lock.renew()
-                    if cold and isinstance(self.control, SshControl):
+                    if cold:
                         with self._phase("restart"):
                             own = self.workload.evict_cold(self.target)
                             evidence = {"restart": True, **self.control.drop_os_cache(self.spec.cold_eviction),
                                         **({"workload_files_evicted": own} if own else {}),
                                         "datadir_fs": self.control.filesystem()}
-                    elif cold:
-                        with self._phase("restart"):
-                            own = self.workload.evict_cold(self.target)
-                            evidence = {"restart": True,
-                                        **cache.drop_os_cache(self.control.datadir, self.spec.cold_eviction),
-                                        **({"workload_files_evicted": own} if own else {}),
-                                        "datadir_fs": filesystem_of(self.control.datadir),
-                                        "o_direct_note": "innodb_flush_method=O_DIRECT: the page cache does not "
-                                                         "hold data pages"}
                     session, applied = self._open_session(info, session_settings)
                     if not cold:  # warm after the reset and restart, the way the workload warms
                         evidence = self._warm(session, prepared)

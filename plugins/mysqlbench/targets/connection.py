@@ -51,7 +51,7 @@ class TargetConnection:
       there, over SSH, instead of on the worker (``targets/host.py``).
     - ``control: ssh`` (with ``ssh_conn_id``, ``restart_command``, an argv list such as
       ``["systemctl", "restart", "mariadb"]``, and ``datadir``): a server on a benchmark host that
-      the engine restarts and whose page cache it drops over SSH (``targets/sshcontrol.py``), so
+      the engine restarts and whose page cache it drops over SSH (``targets/control.py``), so
       cold-cache points run there; global settings are SET GLOBAL, as for external servers.
     """
 

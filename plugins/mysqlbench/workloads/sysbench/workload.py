@@ -333,7 +333,7 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
 
     def evict_cold(self, target) -> dict[str, int]:
         """The test files out of the benchmark host's page cache (GNU dd's nocache drop, per file)."""
-        from mysqlbench.targets.sshcontrol import EVICT
+        from mysqlbench.targets.control import EVICT
 
         directory = self.directory(target)
         count = self._host(target).run([*EVICT, str(directory)], timeout=300)
