@@ -23,12 +23,9 @@ def server_facts(target: TargetConnection | None = None, snapshot: tuple[Any, di
     if snapshot is not None:
         info, variables = snapshot
     elif target is not None:
-        conn = target.connect()
-        try:
+        with target.session() as conn:
             info = server_info(conn)
             variables = server_variables(conn)
-        finally:
-            conn.close()
     # the datadir's file system is only knowable when the server runs on this host
     if variables is not None and (target is None or target.unix_socket or target.host in _LOCAL_HOSTS):
         datadir = Path(variables.get("datadir", ""))

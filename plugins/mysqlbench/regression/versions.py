@@ -119,14 +119,11 @@ def provision(entry: servers.CatalogServer, versions, store=None) -> dict[str, A
             server.set_benchmark_password(target.password)
     finally:
         hold.release()
-    conn = target.connect()
-    try:
+    with target.session() as conn:
         from mysqlbench.results.lineage import server_variables
         from mysqlbench.targets.connection import server_info
 
         info, variables = server_info(conn), server_variables(conn)
-    finally:
-        conn.close()
     return {**where, "server": entry.id, "flavor": info.flavor, "version": info.version_string, "started": started,
             "datadir": variables.get("datadir", ""), "tmpdir": variables.get("tmpdir", "")}
 

@@ -112,11 +112,8 @@ class PointRun:
             with self._phase("restart"):            # configured, then the point's globals SET again (journaled)
                 self.control.restart(holder=holder)
                 if global_settings:
-                    conn = self.target.connect()
-                    try:
+                    with self.target.session() as conn:
                         knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
-                    finally:
-                        conn.close()
             return
         overrides = {s.variable: s.value for s in global_settings}
         with self._phase("restart"):
@@ -174,11 +171,8 @@ class PointRun:
                 probe.close()
             try:
                 if global_settings and not self.control.globals_by_restart:
-                    conn = self.target.connect()
-                    try:
+                    with self.target.session() as conn:
                         knobs.apply_settings(conn, self.target, info, global_settings, journal=self.journal)
-                    finally:
-                        conn.close()
                 elif self.control.restarts and self.point["cache"] != "cold" and not self.workload.changes_dataset:
                     # a cold point, or one whose workload resets its data, restarts before every repetition anyway
                     # every other global back to the base, set or not: a point that skipped this measured on
@@ -287,12 +281,9 @@ class PointRun:
         return evidence
 
     def _kill_query(self, connection_id: int) -> None:
-        conn = self.target.connect()
-        try:
+        with self.target.session() as conn:
             with conn.cursor() as cur:
                 cur.execute("KILL QUERY %s", (int(connection_id),))
-        finally:
-            conn.close()
 
     def _record_execution(self, result: UnitResult, unit: str, repetition: int, meta: dict[str, Any]) -> None:
         meta = {**meta, "status": result.status, **result.facts}

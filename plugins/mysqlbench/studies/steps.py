@@ -40,7 +40,7 @@ def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
 def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate everything before any task touches a server: the spec, the connection, and that
     the target may be changed (a study creates its dataset and sets globals)."""
-    from mysqlbench.targets.managed import ensure_running
+    from mysqlbench.targets.control import ensure_running
 
     spec = merged_spec(study, params)
     workload_of(spec).check_runnable()

@@ -26,7 +26,29 @@ CONTROL_EXTERNAL = "external"
 CONTROL_SSH = "ssh"
 CONTROLS = (CONTROL_MANAGED, CONTROL_EXTERNAL, CONTROL_SSH)
 MANAGED_WAIT_S = 120.0  # how long a managed instance that is starting, or held by another process, is waited for
-_OUR_EXTRAS = frozenset({"control", "benchmark_target", "managed_target", "ssh_conn_id", "restart_command", "datadir"})
+# The connection extras mysqlbench reads, with what each means (the reference, docs/reference/
+# connections.md, is generated from this); any other extra is the mysql provider's own and reaches
+# its MySqlHook as the provider documents it.
+EXTRAS = {
+    "control": '`"managed"`: a local instance this project runs (restart with new settings, cache drop, '
+               'datadir snapshots); `"external"` (the default): the connection only, nothing that needs a '
+               'restart, so no cold-cache points; `"ssh"`: a server on a benchmark host, see `restart_command`',
+    "benchmark_target": "`true`: the owner allows destructive steps (CREATE/DROP SCHEMA, SET GLOBAL, restart, cache "
+                        "drop). A managed target is one once proven to be its instance; an external one only when "
+                        "this says so",
+    "managed_target": "which managed instance (`include/configs/targets/NAME.yaml`, or one made by "
+                      "`bin/mysqlbench target up NAME --server ID`) a managed connection belongs to; believed only "
+                      "when the server it reaches reports that instance's datadir and port on this host",
+    "ssh_conn_id": "the benchmark host's SSH connection (type `ssh`, its host key given): sysbench and mariadb-slap "
+                   "run there, and OS samples and host facts are read there",
+    "restart_command": 'with `"control": "ssh"`: an argv list run on the benchmark host to restart the server, '
+                       'e.g. `["systemctl", "restart", "mariadb"]`; global settings are then SET GLOBAL through the '
+                       'restore journal, and a setting that needs a restart is not applicable',
+    "datadir": 'with `"control": "ssh"`: the server\'s data directory on the benchmark host (its page cache is '
+               'dropped there for a cold point; its free space is recorded)',
+    "unix_socket": "connect through this socket instead of TCP (also the provider's own extra)",
+}
+_OUR_EXTRAS = frozenset(EXTRAS) - {"unix_socket"}  # unix_socket also reaches the provider's hook
 # a path on a benchmark host, as a command there gets it
 _REMOTE_PATH = re.compile(r"^/[A-Za-z0-9_./-]{0,4000}$")
 # a host name or address, as tools on the benchmark host get it in their argv
@@ -37,22 +59,8 @@ _HOST = re.compile(r"^[A-Za-z0-9_.:\-\[\]%]{1,253}$")
 class TargetConnection:
     """How to reach one server under test.
 
-    Connection extras (JSON) understood here:
-
-    - ``benchmark_target`` (bool): the owner allows destructive steps (CREATE/DROP SCHEMA,
-      SET GLOBAL, restart, cache drop). A managed target is marked once it is proven to be the
-      instance (``managed_proven``); an external one only when its extras say so.
-    - ``control``: ``managed`` (a local instance this project runs) or ``external`` (connection
-      only, nothing that needs a restart). A ``managed`` claim is believed only when the server
-      the connection reaches reports the instance's own datadir, port and host.
-    - ``managed_target``: the managed instance's name, for restart and health.
-    - ``unix_socket``: connect through a socket instead of TCP.
-    - ``ssh_conn_id``: the benchmark host's SSH connection: the tools (sysbench, mariadb-slap) run
-      there, over SSH, instead of on the worker (``targets/host.py``).
-    - ``control: ssh`` (with ``ssh_conn_id``, ``restart_command``, an argv list such as
-      ``["systemctl", "restart", "mariadb"]``, and ``datadir``): a server on a benchmark host that
-      the engine restarts and whose page cache it drops over SSH (``targets/control.py``), so
-      cold-cache points run there; global settings are SET GLOBAL, as for external servers.
+    Connection extras (JSON) understood here: ``EXTRAS`` (each with what it means); the mysql
+    provider's own extras (``ssl``, ``charset``, ``client``, ...) reach its ``MySqlHook``.
     """
 
     conn_id: str
@@ -149,9 +157,10 @@ class TargetConnection:
         no restart of our instance for it, and no mark."""
         if self.control != CONTROL_MANAGED:
             return False
-        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+        from mysqlbench.targets.hold import reported_self
+        from mysqlbench.targets.instance import Instance, ManagedSpec
 
-        instance = ManagedServer(ManagedSpec.load(self.managed_target))
+        instance = Instance(ManagedSpec.load(self.managed_target))
         object.__setattr__(self, "unreachable", self._wait_for_managed(instance))  # (frozen: a cached finding)
         if self.unreachable:
             return False
@@ -247,18 +256,6 @@ class TargetConnection:
             raise TargetUnavailable(f"cannot connect to target {self.conn_id!r}: {exc.args[-1]}") from exc
         hook.set_autocommit(conn, True)
         return conn
-
-
-def reported_self(target: TargetConnection) -> tuple[str, int, str]:
-    """The server a target reaches, as it names itself: ``@@hostname``, ``@@port``, ``@@datadir``."""
-    conn = target.connect()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT @@hostname, @@port, @@datadir")
-            hostname, port, datadir = cur.fetchone()
-    finally:
-        conn.close()
-    return hostname, int(port), datadir
 
 
 def server_info(conn) -> ServerInfo:

@@ -20,12 +20,15 @@ restart, so no cold cache, and the server's process found on this host if it run
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
 
 from mysqlbench.errors import MysqlbenchError, NotApplicable
 from mysqlbench.targets.host import HostError, SshHost
+
+log = logging.getLogger(__name__)
 
 # GNU dd's "iflag=nocache count=0" asks the kernel to drop a whole file's cached pages
 # (posix_fadvise DONTNEED, as cache.evict_files does here), after a sync: the page cache forgets the
@@ -212,3 +215,21 @@ class SshControl(Control):
         except (HostError, ValueError, IndexError):
             free = None
         return {"host": self.host.name, "free_bytes": {self.datadir: free}}
+
+
+def ensure_running(target) -> None:
+    """A connection naming a managed instance: start that instance if it is down (after a reboot,
+    say). Starting our own instance on its own datadir is safe whatever the connection points at;
+    whether the connection really reaches it is proven afterwards (``managed_proven``)."""
+    if target.control != "managed":
+        return
+    from mysqlbench.targets.lock import exclusive
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    server = ManagedServer(ManagedSpec.load(target.managed_target))
+    if server.is_running():
+        return
+    with exclusive(target, "start a managed target that was down") as lock:  # waits for a holder mid-restart
+        if not server.is_running():
+            log.info("managed target %s is not running; starting it", target.managed_target)
+            server.start(holder=lock.token)

@@ -18,7 +18,6 @@ numbers).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from mysqlbench.errors import MysqlbenchError
+from mysqlbench.targets.instance import server_key
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +67,13 @@ def server_host(target) -> str:
     return target.host.lower()
 
 
-def server_key(hostname: str, port: int, datadir: str) -> str:
-    """A server as it names itself: the host it runs on, its port and its datadir (MariaDB has no
-    ``@@server_uuid``, and MySQL's is copied along with a cloned datadir; the three together tell
-    any two servers apart, on one host or many)."""
-    key = f"server:{str(hostname).lower()}:{int(port)}:{os.path.normpath(str(datadir))}"
-    # the holds' and journals' key columns are 255 wide; a long datadir keeps its start and a digest
-    return key if len(key) <= 200 else f"{key[:150]}#{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+def reported_self(target) -> tuple[str, int, str]:
+    """The server a target reaches, as it names itself: ``@@hostname``, ``@@port``, ``@@datadir``."""
+    with target.session() as conn:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@hostname, @@port, @@datadir")
+            hostname, port, datadir = cur.fetchone()
+    return hostname, int(port), datadir
 
 
 def server_identity(target) -> str:
@@ -84,11 +84,10 @@ def server_identity(target) -> str:
     once up (``TargetConnection.managed_proven`` checks exactly that). A server that does not answer
     is named by the address the connection gives; nothing can change or measure it meanwhile."""
     if target.control == "managed":
-        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+        from mysqlbench.targets.instance import Instance, ManagedSpec
 
-        return ManagedServer(ManagedSpec.load(target.managed_target)).identity()
+        return Instance(ManagedSpec.load(target.managed_target)).identity()
     from mysqlbench.errors import TargetUnavailable
-    from mysqlbench.targets.connection import reported_self
 
     try:
         return server_key(*reported_self(target))
@@ -100,9 +99,9 @@ def server_identity(target) -> str:
 def address_identity(target) -> str:
     """The server by the address the connection gives (what releases before issue 27 keyed by)."""
     if target.control == "managed":
-        from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+        from mysqlbench.targets.instance import Instance, ManagedSpec
 
-        return f"managed:{socket.gethostname()}:{ManagedServer(ManagedSpec.load(target.managed_target)).datadir}"
+        return f"managed:{socket.gethostname()}:{Instance(ManagedSpec.load(target.managed_target)).datadir}"
     return f"server:{server_host(target)}:{target.unix_socket or target.port}"
 
 

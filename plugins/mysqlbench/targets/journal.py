@@ -153,8 +153,7 @@ class RestoreJournal:
             undone.append(restart)
         elif variables:
             target.require_benchmark_target("restore global variables")
-            conn = target.connect()
-            try:
+            with target.session() as conn:
                 with conn.cursor() as cur:
                     for entry in variables:
                         variable = knobs.check_engine_variable(entry["variable"])
@@ -164,7 +163,5 @@ class RestoreJournal:
                             raise MysqlbenchError(f"restore journal: {variable} is {now!r} after restoring "
                                                   f"{entry['old']!r}")
                         undone.append(entry)
-            finally:
-                conn.close()
         self.clear()
         return undone

@@ -4,8 +4,6 @@ configured basedir as an unprivileged OS user. Start, stop, restart with new set
 
 from __future__ import annotations
 
-import functools
-import getpass
 import json
 import logging
 import os
@@ -16,18 +14,14 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from mysqlbench import paths, yamlfile
+from mysqlbench import paths
 from mysqlbench.errors import InvalidInput, MysqlbenchError, TargetUnavailable
-from mysqlbench.identifiers import check_name
-from mysqlbench.knobs import check_engine_variable, check_settable_variable, render_cnf_value
-from mysqlbench.servers import Binaries
+from mysqlbench.knobs import check_engine_variable, render_cnf_value
 from mysqlbench.targets.connection import CONTROL_MANAGED, TargetConnection
+from mysqlbench.targets.instance import Instance, ManagedSpec, _alive  # noqa: F401 - ManagedSpec: where its users import it
 
 log = logging.getLogger(__name__)
 
@@ -38,111 +32,11 @@ FOREIGN_WAIT_S = 120.0
 STOP_TIMEOUT_S = 300
 
 
-@dataclass(frozen=True)
-class ManagedSpec:
-    """A managed instance as configured in ``include/configs/targets/<name>.yaml``."""
-
-    name: str
-    conn_id: str
-    port: int
-    base_cnf: str | None = None  # None: the flavor's include/configs/<flavor>/base.cnf
-    overrides: dict[str, Any] = field(default_factory=dict)
-    basedir: str | None = None
-    os_user: str = "mysql"
-    server: str | None = None    # a catalog id (include/configs/servers.yaml); None: the system's MariaDB
-
-    @classmethod
-    def path_of(cls, name: str) -> Path:
-        """include/configs/targets/NAME.yaml, or for a target made by `target up NAME --server ID`,
-        the spec it wrote beside its datadir."""
-        check_name(name, "managed target name")
-        shipped = paths.CONFIG_DIR / "targets" / f"{name}.yaml"
-        return shipped if shipped.exists() else paths.work_dir() / "targets" / name / "target.yaml"
-
-    @classmethod
-    def load(cls, name: str) -> "ManagedSpec":
-        path = cls.path_of(name)
-        if not path.exists():
-            raise InvalidInput(f"no managed target {name!r}: neither include/configs/targets/{name}.yaml nor {path} "
-                               "exists (create one with: bin/mysqlbench target up NAME --server ID)")
-        data = yamlfile.load(path.read_text()) or {}
-        config = data.get("config") or {}
-        spec = cls(
-            name=data.get("name", name),
-            conn_id=data["conn_id"],
-            port=int(data["port"]),
-            base_cnf=config.get("base"),
-            overrides=dict(config.get("overrides") or {}),
-            basedir=data.get("basedir"),
-            os_user=data.get("os_user", "mysql"),
-            server=data.get("server"),
-        )
-        flavor = None
-        if spec.server is not None:
-            from mysqlbench import servers
-
-            flavor = servers.get(spec.server).flavor  # an unknown id fails here, before anything starts
-        for variable in spec.overrides:
-            check_settable_variable(variable, flavor)
-        return spec
-
-    def save(self) -> Path:
-        """Write this spec where ``load`` finds a target made on the command line."""
-        path = paths.work_dir() / "targets" / self.name / "target.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump({"name": self.name, "conn_id": self.conn_id, "port": self.port,
-                                        "server": self.server, "basedir": self.basedir, "os_user": self.os_user,
-                                        "config": {"base": self.base_cnf, "overrides": self.overrides}},
-                                       sort_keys=False))
-        return path
-
-
-class ManagedServer:
+class ManagedServer(Instance):
     """Control of one managed instance. All state lives in files under its directory, so any
     process on this host (a CLI, an Airflow task, a test) can pick it up."""
 
-    def __init__(self, spec: ManagedSpec, root: Path | None = None):
-        self.spec = spec
-        self.root = root or paths.work_dir() / "targets" / spec.name
-        self.datadir = self.root / "data"
-        self.socket = self.root / "mysqld.sock"
-        self.pid_file = self.root / "mysqld.pid"
-        self.cnf = self.root / "my.cnf"
-        self.error_log = self.root / "error.log"
-        # Its own temporary directory, beside the datadir on the same file system: the system-wide
-        # /tmp is shared with every other process (a temporary table's file vanished under a cold
-        # SF 1 MRR point there), and where temporary tables go changes what a query costs.
-        self.tmpdir = self.root / "tmp"
-
     # -- binaries and users -------------------------------------------------------------------
-    @functools.cached_property
-    def binaries(self) -> Binaries:
-        """The executables this instance runs: a catalog server's, or the system's MariaDB (or
-        one under the spec's ``basedir``)."""
-        from mysqlbench import servers
-
-        if self.spec.server is not None:
-            return servers.binaries(self.spec.server, basedir=self.spec.basedir)
-        return Binaries("mariadb-system", "mariadb", "", Path(self.spec.basedir) if self.spec.basedir else None)
-
-    @property
-    def flavor(self) -> str:
-        return self.binaries.flavor
-
-    def binary(self, name: str) -> str:
-        return self.binaries.path(name)
-
-    @property
-    def run_as_root(self) -> bool:
-        return os.geteuid() == 0
-
-    @property
-    def admin_user(self) -> str:
-        # MySQL's --initialize-insecure makes root@localhost with an empty password (reached over
-        # the socket only); mariadb-install-db makes root and the OS user with unix_socket auth
-        if self.flavor == "mysql":
-            return "root"
-        return "root" if self.run_as_root else getpass.getuser()
 
     @property
     def server_record(self) -> Path:
@@ -225,18 +119,6 @@ class ManagedServer:
                 check_engine_variable(variable)  # the spec's (checked at load) or a point's restart settings
                 lines.append(f"{variable} = {render_cnf_value(value)}")
         return "\n".join(lines) + "\n"
-
-    def identity(self) -> str:
-        """The server this instance is, as it reports itself once up (``targets.hold.server_key``)."""
-        import socket
-
-        from mysqlbench.targets.hold import server_key
-
-        return server_key(socket.gethostname(), self.spec.port, str(self.datadir.resolve()))
-
-    def resource(self) -> str:
-        """This instance's name in the holds table (``targets.hold``)."""
-        return f"target:{self.identity()}"
 
     def _refuse_if_held(self, holder: str | None) -> None:
         """Starting while another task holds the instance would undo what it set up (a point
@@ -380,9 +262,6 @@ class ManagedServer:
         fresh.rename(self.datadir)
         return {"snapshot": name, "seconds": round(time.monotonic() - started, 3)}
 
-    def is_running(self) -> bool:
-        return self.pid() is not None and self._ping()
-
     def health(self) -> dict[str, Any]:
         conn = self.admin_connect()
         try:
@@ -397,14 +276,6 @@ class ManagedServer:
                 "uptime_s": int(uptime), "datadir": str(self.datadir)}
 
     # -- accounts and connections ----------------------------------------------------------------
-    def admin_connect(self):
-        import MySQLdb
-
-        try:
-            return MySQLdb.connect(unix_socket=str(self.socket), user=self.admin_user,
-                                   autocommit=True, connect_timeout=5)
-        except MySQLdb.OperationalError as exc:
-            raise TargetUnavailable(f"managed target {self.spec.name!r} does not answer: {exc.args[-1]}") from exc
 
     def ensure_benchmark_user(self, password: str | None = None) -> str:
         """Make sure the benchmark user exists and logs in with ``password``; without one (or
@@ -454,20 +325,6 @@ class ManagedServer:
         except TargetUnavailable:
             return False
 
-    def _ping(self) -> bool:
-        try:
-            self.admin_connect().close()
-            return True
-        except TargetUnavailable:
-            return False
-
-    def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if _alive(pid) else None
-
     def _check_reachable(self) -> None:
         """The server runs as its OS user, who must be able to walk down to its directory."""
         for parent in self.root.resolve().parents:
@@ -496,38 +353,6 @@ def check_host_bounds(target: TargetConnection, values: dict[str, list[object]])
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     free = shutil.disk_usage(next(p for p in (server.datadir, *server.datadir.parents) if p.exists())).free
     knobs.check_host_bounds(values, memory, free, f"{target.conn_id}'s host")
-
-
-def ensure_running(target: TargetConnection) -> None:
-    """A connection naming a managed instance: start that instance if it is down (after a reboot,
-    say). Starting our own instance on its own datadir is safe whatever the connection points at;
-    whether the connection really reaches it is proven afterwards (``managed_proven``)."""
-    if target.control != CONTROL_MANAGED:
-        return
-    server = ManagedServer(ManagedSpec.load(target.managed_target))
-    if server.is_running():
-        return
-    from mysqlbench.targets.lock import exclusive
-
-    with exclusive(target, "start a managed target that was down") as lock:  # waits for a holder mid-restart
-        if not server.is_running():
-            log.info("managed target %s is not running; starting it", target.managed_target)
-            server.start(holder=lock.token)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie left by a parent that has not reaped it is not a running server
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -172,7 +172,7 @@ def run_sql_file(conn, relative: str, schema: str) -> list[tuple[str, float]]:
 def check(build: DatasetBuild) -> None:
     """Before anything is built: the workload's bounds, a running managed instance (it must prove
     what it is), a target ours to change, and the disk. Touches nothing."""
-    from mysqlbench.targets.managed import ensure_running
+    from mysqlbench.targets.control import ensure_running
 
     build.check_bounds()
     ensure_running(build.target)  # our own instance, down after a reboot: up, so it can prove what it is
@@ -219,8 +219,8 @@ def plan(build: DatasetBuild, data: dict[str, Any]) -> bool:
     would spoil another study's measured window). A changed dataset is marked so, and rebuilt."""
     from mysqlbench import ownership
     from mysqlbench.fingerprint import changes_since_verified
+    from mysqlbench.targets.control import ensure_running
     from mysqlbench.targets.lock import exclusive
-    from mysqlbench.targets.managed import ensure_running
 
     ensure_running(build.target)
     with build.target.session() as conn:

@@ -265,13 +265,10 @@ class SysbenchFileioWorkload(_SysbenchWorkload):
     def _outside_datadir(target, directory: Path) -> None:
         """The server's datadir is the server's: test files there show up as a schema (a
         directory under the datadir is a database to MariaDB) and are left behind in it."""
-        conn = target.connect()
-        try:
+        with target.session() as conn:
             with conn.cursor() as cur:
                 cur.execute("SELECT @@datadir")
                 datadir = Path(cur.fetchone()[0])
-        finally:
-            conn.close()
         if directory == datadir or datadir in directory.parents:
             raise InvalidInput(f"dataset.directory {directory} is inside the server's datadir {datadir}: the server "
                                "would take it for a schema; choose a directory outside it")

@@ -128,14 +128,11 @@ def install_procedures(target: TargetConnection, schema: str) -> list[str]:
     """(Re)create the driver's five procedures in ``schema`` (ours: it carries the marker)."""
     from mysqlbench.workloads.tpcc.driver import PROCEDURES
 
-    conn = target.connect()
-    try:
+    with target.session() as conn:
         ownership.require_owned(conn, target, schema)
         with conn.cursor() as cur:
             cur.execute(f"USE {quote(schema, 'schema name')}")
             for name in PROCEDURES:
                 cur.execute(f"DROP PROCEDURE IF EXISTS {quote('tpcc_' + name)}")
                 cur.execute(procedure_sql(name))
-    finally:
-        conn.close()
     return [f"tpcc_{name}" for name in PROCEDURES]

@@ -134,11 +134,8 @@ class TpccWorkload(StudyWorkload):
         if control is not None:
             with exclusive(target, "snapshot the dataset", dataset=schema) as lock:
                 if not control.has_snapshot(data["dataset_id"]):
-                    conn = target.connect()
-                    try:
+                    with target.session() as conn:
                         holds = ownership.datasets(conn)
-                    finally:
-                        conn.close()
                     snapshot = control.snapshot(data["dataset_id"], holder=lock.token)
                     (control.snapshot_dir(data["dataset_id"]).parent / f"{data['dataset_id']}.json").write_text(
                         json.dumps(holds, indent=2))
@@ -152,11 +149,8 @@ class TpccWorkload(StudyWorkload):
         record = control.snapshot_dir(dataset_id).parent / f"{dataset_id}.json"
         if control.is_running() and record.exists():
             then = json.loads(record.read_text())
-            conn = target.connect()
-            try:
+            with target.session() as conn:
                 now = ownership.datasets(conn)
-            finally:
-                conn.close()
             others = sorted(s for s in set(then) | set(now) if s != self.spec.dataset.schema_name
                             and then.get(s) != now.get(s))
             if others:
@@ -169,11 +163,8 @@ class TpccWorkload(StudyWorkload):
     def _check_connections(self, target) -> None:
         from mysqlbench import knobs
 
-        conn = target.connect()
-        try:
+        with target.session() as conn:
             limit = int(knobs.read_variable(conn, "max_connections", "global"))
-        finally:
-            conn.close()
         # the engine's own sessions (measuring, counters, kills) need a few more
         if self.params.connections + 5 > limit:
             raise InvalidInput(f"{self.params.connections} connections (plus 5 for the engine) exceed "
@@ -190,11 +181,8 @@ class TpccWorkload(StudyWorkload):
     def _marker(self, target) -> dict[str, Any]:
         from mysqlbench import ownership
 
-        conn = target.connect()
-        try:
+        with target.session() as conn:
             return ownership.read_marker(conn, self.spec.dataset.schema_name)
-        finally:
-            conn.close()
 
     def check_dataset(self, target, dataset_id: str) -> None:
         """Inside a point: the verified dataset with its tables and definitions (the runs write rows

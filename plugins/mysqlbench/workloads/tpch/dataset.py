@@ -46,8 +46,7 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
 
     directory = data_dir or dataset_dir(manifest["scale_factor"])
     jobs = sorted(TABLES, key=lambda t: manifest["tables"][t]["bytes"], reverse=True)
-    admin = target.connect()
-    try:
+    with target.session() as admin:
         ownership.require_owned(admin, target, schema)
         server = server_info(admin)
         journal = RestoreJournal.of(target)
@@ -59,8 +58,6 @@ def load_tables(target: TargetConnection, schema: str, manifest: dict[str, Any],
         finally:
             reverted = _revert_profile(admin, profile, journal, target)
         total = time.monotonic() - started
-    finally:
-        admin.close()
     return {"tables": results, "seconds": round(total, 3), "streams": streams,
             "profile": {"applied": profile, "reverted": reverted, "session": LOAD_SESSION}}
 
@@ -99,8 +96,7 @@ def _load_parallel(target, schema, directory, manifest, jobs, streams, started) 
     total_bytes = sum(manifest["tables"][t]["bytes"] for t in jobs)
 
     def worker() -> None:
-        conn = target.connect(database=schema, local_infile=True)
-        try:
+        with target.session(database=schema, local_infile=True) as conn:
             with conn.cursor() as cur:
                 for variable, value in LOAD_SESSION.items():
                     cur.execute(f"SET SESSION {variable} = %s", (value,))
@@ -125,8 +121,6 @@ def _load_parallel(target, schema, directory, manifest, jobs, streams, started) 
                     done = sum(r["bytes"] for r in results.values())
                 log.info("loaded %-8s %10d rows in %6.1f s  (%3.0f%% of bytes, %.1f s elapsed)", table, rows,
                          seconds, 100 * done / total_bytes, time.monotonic() - started)
-        finally:
-            conn.close()
 
     with ThreadPoolExecutor(max_workers=streams) as pool:
         for future in [pool.submit(worker) for _ in range(streams)]:
