@@ -7,7 +7,7 @@ DEMO_REPETITIONS ?= 4
 
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test acceptance test-unit test-server test-e2e lint bench mutate down clean
+.PHONY: setup demo test acceptance test-unit test-server test-e2e lint docs bench mutate down clean
 
 setup:
 	@bin/setup
@@ -27,6 +27,12 @@ demo: setup
 
 lint: setup
 	.venv/bin/ruff check .
+
+# the reference pages regenerated from the code and data they describe, then the site (work/site/)
+docs: setup
+	bin/mysqlbench docs
+	.venv/bin/mkdocs build --strict
+	@echo "the manual: $$(pwd)/work/site/index.html"
 
 # The whole suite: on PYTEST_WORKERS workers side by side (each test process has its own work
 # directory, Airflow home and server ports; a module's tests stay on one worker), then the tests

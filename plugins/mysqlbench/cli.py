@@ -370,7 +370,8 @@ def lint(files: list[str]) -> int:
     return 1 if broken else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (docs/reference/cli.md is generated from it)."""
     parser = argparse.ArgumentParser(prog="mysqlbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -412,7 +413,19 @@ def main(argv: list[str] | None = None) -> int:
     spooled.add_argument("action", choices=("list", "store"))
     linted = sub.add_parser("lint", help="validate study specs with file, line and field")
     linted.add_argument("files", nargs="*")
+    documented = sub.add_parser("docs", help="write the generated reference (docs/reference/: spec fields, knobs, "
+                                "connection extras, this CLI) from the code and data it describes")
+    documented.add_argument("--check", action="store_true", help="only say whether the committed pages are current")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "docs":
+        from mysqlbench import reference
+
+        return reference.main(parser, check=args.check)
     if args.command == "lint":
         return lint(args.files)
     stdout = sys.stdout
