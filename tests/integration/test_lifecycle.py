@@ -103,7 +103,8 @@ def tables(admin) -> list[str]:
 
 
 def test_a_build_runs_its_steps_in_order_from_an_emptied_schema_and_is_verified(target, admin, fresh, recorder):
-    """What an earlier build or a user left in our schema (a table, a procedure) is gone; the
+    """What an earlier build or a user left in our schema (a table, a view, a procedure, a function)
+    is gone; the
     steps ran in their declared order; the marker says verified, with the dataset id, a step's
     facts and a fingerprint of exactly the tables the build made; samples and the verdict are
     recorded."""
@@ -111,7 +112,9 @@ def test_a_build_runs_its_steps_in_order_from_an_emptied_schema_and_is_verified(
         ownership.claim_schema(conn, target, SCHEMA)
     with admin.cursor() as cur:
         cur.execute(f"CREATE TABLE {SCHEMA}.leftover (x INT)")
+        cur.execute(f"CREATE VIEW {SCHEMA}.leftover_view AS SELECT x FROM {SCHEMA}.leftover")
         cur.execute(f"CREATE PROCEDURE {SCHEMA}.stale() SELECT 1")
+        cur.execute(f"CREATE FUNCTION {SCHEMA}.stale_f() RETURNS INT DETERMINISTIC RETURN 1")
     build = ToyBuild(target)
     out = lifecycle.ensure(build, recorder)
     assert out == {"dataset_id": "toy-5", "reused": False}

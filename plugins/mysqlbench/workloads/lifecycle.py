@@ -242,7 +242,7 @@ def plan(build: DatasetBuild, data: dict[str, Any]) -> bool:
 
 def empty_schema(build: DatasetBuild, data: dict[str, Any]) -> bool:
     """Claim the schema (refusing one we did not create and a target not ours to change), mark it
-    loading ``data``'s dataset, and drop every table and routine in it but the marker, so the
+    loading ``data``'s dataset, and drop every table, view and routine in it but the marker, so the
     build starts from nothing and the fingerprint covers only what it made. True when the schema
     was created now."""
     from mysqlbench import ownership
@@ -254,14 +254,14 @@ def empty_schema(build: DatasetBuild, data: dict[str, Any]) -> bool:
         s = quote(build.schema, "schema name")
         with conn.cursor() as cur:
             cur.execute("SET SESSION foreign_key_checks = 0")
-            cur.execute("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s",
+            cur.execute("SELECT ROUTINE_NAME, ROUTINE_TYPE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s",
                         (build.schema,))
-            for (name,) in cur.fetchall():
-                cur.execute(f"DROP PROCEDURE IF EXISTS {s}.{quote(name)}")
-            cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
+            for name, kind in cur.fetchall():  # PROCEDURE or FUNCTION: a word the server gave, not ours
+                cur.execute(f"DROP {'FUNCTION' if kind == 'FUNCTION' else 'PROCEDURE'} IF EXISTS {s}.{quote(name)}")
+            cur.execute("SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
                         "AND TABLE_NAME <> %s", (build.schema, ownership.MARKER_TABLE))
-            for (name,) in cur.fetchall():
-                cur.execute(f"DROP TABLE IF EXISTS {s}.{quote(name)}")
+            for name, kind in cur.fetchall():  # views first would not matter: DROP VIEW does not touch tables
+                cur.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} IF EXISTS {s}.{quote(name)}")
     return created
 
 
