@@ -181,3 +181,31 @@ def test_a_failed_step_leaves_the_marker_at_the_last_step_done(target, admin, fr
 def test_an_unknown_step_is_named_with_the_declared_ones(target):
     with pytest.raises(KeyError, match=r"toy has no dataset step 'rename'.*create_tables"):
         ToyBuild(target).run("rename", {"dataset_id": "toy-5"})
+
+
+def test_a_connection_only_tpcc_target_gets_its_dataset_back_by_a_rebuild(target, admin, recorder):
+    """TPC-C's runs change its data; on a target without a managed instance (no datadir snapshot)
+    each repetition starts from the dataset rebuilt by the lifecycle: a row a run changed is back,
+    and the schema is verified again."""
+    from mysqlbench.studies.spec import load_spec
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.workloads.tpcc.workload import TpccWorkload
+
+    from conftest import EXTERNAL_MARKED_CONN
+
+    schema = "tpcc_reload"
+    spec = load_spec("tpcc_bp_instances_study", {"dataset": {"warehouses": 1, "schema": schema},
+                                                 "target": EXTERNAL_MARKED_CONN})
+    external = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
+    workload = TpccWorkload(spec)
+    try:
+        data = workload.ensure_dataset(external, recorder)
+        assert data["snapshot"] is None and not data["reused"]
+        with admin.cursor() as cur:
+            cur.execute(f"UPDATE {schema}.warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
+        assert workload.reset_dataset(external, None, "holder")["how"] == "reload"
+        assert lifecycle.plan(workload._build(external), data)  # verified, and the checksums match again
+        workload.check_dataset(external, data["dataset_id"])
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP SCHEMA IF EXISTS {schema}")
