@@ -80,7 +80,9 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
         if rows:
             plan_table = pd.DataFrame(rows).pivot_table(index=index, columns="label", values="plan_hash",
                                                         aggfunc="first").reindex(columns=servers)
-            plan_table["same plan structure"] = plan_table.nunique(axis=1, dropna=True) == 1
+            # the same only when every server recorded a plan and they all hash alike: one plan
+            # alone is not "the same" as a plan nobody recorded
+            plan_table["same plan structure"] = plan_table.notna().all(axis=1) & (plan_table.nunique(axis=1) == 1)
     return {"servers": servers, "primary": medians, "not_applicable": not_applicable, "counters": counter_tables,
             "plans": plan_table, "better": primary.better.value}
 
