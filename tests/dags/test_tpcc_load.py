@@ -153,8 +153,9 @@ def test_bad_input_fails_before_the_server_sees_anything(conf, words, admin):
     assert before == after
 
 
-def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin):
-    """Our driver's five procedures against the loaded warehouse for a few seconds: every
+@pytest.mark.parametrize("protocol", ["procedures", "statements"])
+def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin, protocol):
+    """Our driver against the loaded warehouse for a few seconds, by each protocol: every
     transaction type commits, about 1% of New-Orders roll back, nothing errors, the committed
     New-Orders are exactly what the districts' d_next_o_id advanced by, and GX finds conditions
     1-4 intact after the run."""
@@ -166,7 +167,8 @@ def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin):
     target = TargetConnection.from_airflow(TEST_CONN)
     marker = dict(query(admin, f"SELECT name, value FROM {SCHEMA}.mysqlbench_owner"))
     next_before = query(admin, f"SELECT SUM(d_next_o_id) FROM {SCHEMA}.district")[0][0]
-    config = driver.DriverConfig(warehouses=1, connections=4, rampup_s=0, measure_s=6, interval_s=1, seed=3)
+    config = driver.DriverConfig(warehouses=1, connections=4, rampup_s=0, measure_s=6, interval_s=1, seed=3,
+                                 protocol=protocol)
     out = driver.run(config, lambda: target.connect(database=SCHEMA), json.loads(marker["c_load"]))
     next_after = query(admin, f"SELECT SUM(d_next_o_id) FROM {SCHEMA}.district")[0][0]
     per_type = out["per_type"]
@@ -180,3 +182,93 @@ def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin):
     assert all(per_type[t]["p50_ms"] <= per_type[t]["p99_ms"] <= per_type[t]["max_ms"] for t in driver.TRANSACTIONS)
     result = check_consistency(admin, SCHEMA)
     assert result.success, result.failures
+
+
+def _state(admin) -> dict:
+    """What the transactions change, row by row where the change does not depend on earlier runs."""
+    from collections import Counter
+
+    return {
+        "customer": {r[:3]: r[3:] for r in query(admin, f"SELECT c_w_id, c_d_id, c_id, c_ytd_payment, c_payment_cnt, "
+                                                        f"c_delivery_cnt, c_balance, c_data FROM {SCHEMA}.customer")},
+        "stock": {r[:2]: r[2:] for r in query(admin, f"SELECT s_w_id, s_i_id, s_ytd, s_order_cnt, s_remote_cnt "
+                                                     f"FROM {SCHEMA}.stock")},
+        "history": Counter(query(admin, f"SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_amount, h_data "
+                                        f"FROM {SCHEMA}.history")),
+        "new_orders": set(query(admin, f"SELECT no_w_id, no_d_id, no_o_id FROM {SCHEMA}.new_orders")),
+        "next_o_id": dict(query(admin, f"SELECT d_id, d_next_o_id FROM {SCHEMA}.district")),
+        "ytd": query(admin, f"SELECT (SELECT SUM(w_ytd) FROM {SCHEMA}.warehouse), "
+                            f"(SELECT SUM(d_ytd) FROM {SCHEMA}.district)")[0],
+    }
+
+
+def _changes(admin, before: dict, after: dict) -> dict:
+    """The changes one pass of transactions made, in terms that do not depend on what earlier
+    passes did: per customer the payments and deliveries, per stock row the ordered quantities,
+    the history rows added, the orders and lines inserted (numbered within the pass), the
+    districts delivered and whether every delivered order's amount reached its customer."""
+    inserted = {d: (before["next_o_id"][d], after["next_o_id"][d]) for d in after["next_o_id"]}
+    orders = sorted((d, o - lo, *rest) for d, (lo, hi) in inserted.items() for (o, *rest) in query(
+        admin, f"SELECT o_id, o_c_id, o_ol_cnt, o_all_local, o_carrier_id FROM {SCHEMA}.orders "
+               f"WHERE o_w_id = 1 AND o_d_id = %s AND o_id >= %s AND o_id < %s", d, lo, hi))
+    lines = sorted((d, o - lo, *rest) for d, (lo, hi) in inserted.items() for (o, *rest) in query(
+        admin, f"SELECT ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info "
+               f"FROM {SCHEMA}.order_line WHERE ol_w_id = 1 AND ol_d_id = %s AND ol_o_id >= %s AND ol_o_id < %s",
+        d, lo, hi))
+    delivered = sorted(before["new_orders"] - after["new_orders"])
+    credited = sum((query(admin, f"SELECT SUM(ol_amount) FROM {SCHEMA}.order_line WHERE ol_w_id = %s AND "
+                                 f"ol_d_id = %s AND ol_o_id = %s", *key)[0][0] for key in delivered), start=0)
+    balance = sum(a[3] - b[3] for a, b in zip(after["customer"].values(), before["customer"].values(), strict=True))
+    paid = sum(a[0] - b[0] for a, b in zip(after["customer"].values(), before["customer"].values(), strict=True))
+    return {
+        "payments": {k: (a[0] - before["customer"][k][0], a[1] - before["customer"][k][1])
+                     for k, a in after["customer"].items() if a[:2] != before["customer"][k][:2]},
+        "bad_credit_data": sorted(k for k, a in after["customer"].items() if a[4] != before["customer"][k][4]),
+        "deliveries": sum(a[2] - before["customer"][k][2] for k, a in after["customer"].items()),
+        "stock": {k: tuple(x - y for x, y in zip(a, before["stock"][k], strict=True))
+                  for k, a in after["stock"].items() if a != before["stock"][k]},
+        "history": sorted((after["history"] - before["history"]).elements()),
+        "orders": orders, "lines": lines, "delivered_per_district": sorted(d for _, d, _ in delivered),
+        "delivered_amount_credited": balance + paid == credited,
+        "ytd": tuple(a - b for a, b in zip(after["ytd"], before["ytd"], strict=True)),
+    }
+
+
+def test_both_protocols_make_the_same_changes_for_the_same_inputs(bag, admin):
+    """The same 300 transactions (one terminal's deck and inputs from one seed), first as stored
+    procedures, then statement by statement, one pass after the other on the same data: each pass
+    commits and rolls back the same transactions and makes the same changes, row for row (orders
+    and lines numbered within the pass; Delivery takes the oldest undelivered orders of each pass,
+    so it is compared by districts delivered and amounts credited); the data stay consistent."""
+    import random
+
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.workloads.tpcc import driver
+    from mysqlbench.workloads.tpcc.statements import EXECUTORS
+    from mysqlbench.workloads.tpcc.validate import check_consistency
+
+    assert str(run(bag).state) == "success"
+    target = TargetConnection.from_airflow(TEST_CONN)
+    c_load = json.loads(dict(query(admin, f"SELECT name, value FROM {SCHEMA}.mysqlbench_owner"))["c_load"])
+    constants = driver.Constants.for_run(c_load, seed=5)
+    passes = {}
+    for protocol in ("procedures", "statements"):
+        before = _state(admin)
+        rng = random.Random(11)
+        inputs, dealer = driver.Inputs(1, 1, constants, rng, district=4), driver.Dealer("spec", rng)
+        with target.session(database=SCHEMA) as conn:
+            executor = EXECUTORS[protocol](conn)
+            statuses = []
+            for _ in range(300):
+                kind = dealer.next()
+                statuses.append((kind, executor.run(kind, getattr(inputs, kind)())))
+            executor.close()
+        passes[protocol] = (statuses, _changes(admin, before, _state(admin)))
+        assert check_consistency(admin, SCHEMA).success, protocol
+    (statuses, changes), (statuses_s, changes_s) = passes["procedures"], passes["statements"]
+    kinds = {kind for kind, _ in statuses}
+    assert kinds == set(driver.TRANSACTIONS) and any(status == 1 for _, status in statuses), "a rollback among them"
+    assert statuses_s == statuses
+    assert changes["delivered_amount_credited"] and changes["payments"] and changes["stock"]
+    for key in changes:
+        assert changes_s[key] == changes[key], key

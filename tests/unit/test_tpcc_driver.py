@@ -32,11 +32,11 @@ def test_new_order_inputs():
     inputs = d.Inputs(2, 4, d.Constants(100, 200, 300), random.Random(5))
     rollbacks = remote_lines = lines = 0
     for _ in range(20_000):
-        w, d_id, c_id, count, items, supply, qty, all_local = inputs.new_order()
-        items = [int(i) for i in items.split(",")]
-        supply = [int(s) for s in supply.split(",")]
-        assert w == 2 and 1 <= d_id <= 10 and 1 <= c_id <= 3000 and 5 <= count <= 15 and count == len(items)
-        assert all(1 <= int(q) <= 10 for q in qty.split(","))
+        w, d_id, c_id, order_lines, all_local = inputs.new_order()
+        supply, items, qty = (list(column) for column in zip(*order_lines, strict=True))
+        count = len(order_lines)
+        assert w == 2 and 1 <= d_id <= 10 and 1 <= c_id <= 3000 and 5 <= count <= 15
+        assert all(1 <= q <= 10 for q in qty)
         if items[-1] == 100_001:
             rollbacks += 1  # the unused item is the last one
         else:

@@ -1,7 +1,9 @@
-"""Our TPC-C-derived driver: N terminals, each a thread with its own connection, calling the five
-transactions as stored procedures (``include/sql/tpcc/procedures/``), so each transaction is one
-round trip and the server does the work it would do for any client. The client's part per
-transaction is drawing its inputs (NURand keys, items, remote warehouses) and timing the call.
+"""Our TPC-C-derived driver: N terminals, each a thread with its own connection, issuing the five
+transactions by the run's protocol (``statements.py``): as stored procedures
+(``include/sql/tpcc/procedures/``, the default), so each transaction is one round trip and the
+server does the work it would do for any client, or statement by statement as tpcc-mysql issues
+them, for a like-for-like comparison of drivers. The client's part per transaction is drawing its
+inputs (NURand keys, items, remote warehouses), issuing it and timing it.
 
 Every completed call is recorded with its type, its end time and latency and how it ended
 (``ok``, ``rollback`` for the 1% New-Orders the specification rolls back, ``error``); a deadlock
@@ -20,6 +22,7 @@ from typing import Any
 
 from mysqlbench.errors import InvalidInput, MysqlbenchError
 from mysqlbench.workloads.tpcc import CUSTOMERS, ITEMS, last_name
+from mysqlbench.workloads.tpcc.statements import DEFAULT_PROTOCOL, EXECUTORS, check_protocol
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,6 @@ WINDOW_K_PER_TERMINAL = 250
 KEYING_S = {"new_order": 18, "payment": 3, "order_status": 2, "delivery": 2, "stock_level": 2}
 THINK_MEAN_S = {"new_order": 12, "payment": 12, "order_status": 10, "delivery": 5, "stock_level": 5}
 RETRYABLE = {1213, 1205}   # deadlock, lock wait timeout
-ROLLBACK_ERRNO = 1644      # SIGNAL from tpcc_new_order: the intended rollback
 MAX_RETRIES = 3
 PROCEDURES = TRANSACTIONS  # one stored procedure per transaction: tpcc_<name>
 
@@ -104,8 +106,10 @@ class DriverConfig:
     mix: str | dict[str, float] = DEFAULT_MIX
     think_time: bool = False
     seed: int | None = None
+    protocol: str = DEFAULT_PROTOCOL
 
     def __post_init__(self) -> None:
+        check_protocol(self.protocol)
         if self.connections < 1:
             raise InvalidInput(f"connections must be at least 1, not {self.connections}")
         if self.measure_s <= 0 or self.rampup_s < 0 or self.interval_s <= 0:
@@ -150,6 +154,7 @@ class Inputs:
         return nurand(self.rng, 1023, 1, CUSTOMERS, self.k.c_id), ""
 
     def new_order(self) -> tuple[Any, ...]:
+        """(w_id, d_id, c_id, lines, all_local); each line (supplying warehouse, item, quantity)."""
         rng = self.rng
         count = rng.randint(5, 15)
         rollback = rng.random() < 0.01
@@ -163,9 +168,7 @@ class Inputs:
         if not rollback:  # one lock order for all terminals: no deadlocks on stock
             lines.sort()
         all_local = int(all(s == self.home for s, _, _ in lines))
-        return (self.home, rng.randint(1, 10), nurand(rng, 1023, 1, CUSTOMERS, self.k.c_id), count,
-                ",".join(str(i) for _, i, _ in lines), ",".join(str(s) for s, _, _ in lines),
-                ",".join(str(q) for _, _, q in lines), all_local)
+        return self.home, rng.randint(1, 10), nurand(rng, 1023, 1, CUSTOMERS, self.k.c_id), tuple(lines), all_local
 
     def payment(self) -> tuple[Any, ...]:
         rng = self.rng
@@ -187,14 +190,6 @@ class Inputs:
     def stock_level(self) -> tuple[Any, ...]:
         return (self.home, self.district, self.rng.randint(10, 20))
 
-
-CALLS = {
-    "new_order": "CALL tpcc_new_order(%s, %s, %s, %s, %s, %s, %s, %s)",
-    "payment": "CALL tpcc_payment(%s, %s, %s, %s, %s, %s, %s)",
-    "order_status": "CALL tpcc_order_status(%s, %s, %s, %s)",
-    "delivery": "CALL tpcc_delivery(%s, %s)",
-    "stock_level": "CALL tpcc_stock_level(%s, %s, %s)",
-}
 
 
 @dataclass
@@ -267,6 +262,7 @@ class Driver:
             with conn.cursor() as cur:
                 cur.execute("SELECT CONNECTION_ID()")
                 self.connection_ids.append(cur.fetchone()[0])
+            executor = EXECUTORS[config.protocol](conn)
         except BaseException as exc:  # noqa: BLE001 - reported by start()
             self._failures.append(exc)
             self._ready.abort()
@@ -278,7 +274,6 @@ class Driver:
             return
         self._go.wait()
         t0 = self.started
-        cur = conn.cursor()
         try:
             while not self._stop.is_set():
                 kind = dealer.next()
@@ -289,16 +284,10 @@ class Driver:
                 begin = time.perf_counter()
                 while True:
                     try:
-                        cur.execute(CALLS[kind], args)
-                        while cur.nextset():
-                            pass
-                        status = 0
+                        status = executor.run(kind, args)  # 0 committed, 1 the intended rollback
                         break
-                    except MySQLdb.OperationalError as exc:
+                    except MySQLdb.OperationalError as exc:  # the transaction is rolled back
                         code = exc.args[0] if exc.args else None
-                        if code == ROLLBACK_ERRNO and kind == "new_order":
-                            status = 1
-                            break
                         if code in RETRYABLE and retries < MAX_RETRIES and not self._stop.is_set():
                             retries += 1
                             continue
@@ -320,7 +309,7 @@ class Driver:
             if not self._stop.is_set():
                 self._failures.append(exc)
         finally:
-            cur.close()
+            executor.close()
             conn.close()
 
 

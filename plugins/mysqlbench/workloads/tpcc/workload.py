@@ -24,6 +24,7 @@ from mysqlbench.errors import InvalidInput, MysqlbenchError
 from mysqlbench.identifiers import check_name
 from mysqlbench.workloads.base import Answer, Better, Metric, Session, StudyWorkload, UnitResult
 from mysqlbench.workloads.tpcc import driver as tpcc_driver
+from mysqlbench.workloads.tpcc import statements as tpcc_statements
 from mysqlbench.workloads.tpcc.models import TpccDataset
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,13 @@ class TpccParams(BaseModel):
                     "random")
     think_time: bool = Field(default=False, description="the specification's keying and think times")
     driver: Literal["ours", "tpcc-mysql", "sysbench-tpcc"] = Field(
-        default="ours", description="who runs the transactions: our stored-procedure driver, or a peer "
+        default="ours", description="who runs the transactions: our driver, or a peer "
                                     "(tpcc-mysql, sysbench-tpcc) built with `bin/mysqlbench peer build`")
+    protocol: Literal["procedures", "statements"] = Field(
+        default=tpcc_statements.DEFAULT_PROTOCOL,
+        description="how our driver issues a transaction: 'procedures' (one CALL of a stored procedure, one round "
+                    "trip) or 'statements' (one statement a round trip as tpcc-mysql issues them, the terminal "
+                    "output read back; text protocol)")
 
     @field_validator("mix")
     @classmethod
@@ -66,6 +72,8 @@ class TpccParams(BaseModel):
         if self.driver != "ours":
             from mysqlbench.workloads.tpcc import peers
 
+            if "protocol" in self.model_fields_set and self.protocol != tpcc_statements.DEFAULT_PROTOCOL:
+                raise ValueError(f"protocol is our driver's; driver {self.driver} issues its own statements")
             if ("mix" in self.model_fields_set and self.mix != PEERS_MIX) or self.think_time:
                 raise ValueError(f"driver {self.driver} runs its own fixed mix ({PEERS_MIX}) without think times: "
                                  f"leave mix at {PEERS_MIX!r} or unset and think_time off, or use driver: ours")
@@ -228,7 +236,7 @@ class TpccWorkload(StudyWorkload):
         p = self.params
         return tpcc_driver.DriverConfig(warehouses=self.spec.dataset.warehouses, connections=p.connections,
                                         rampup_s=p.rampup_s, measure_s=p.measure_s, interval_s=p.interval_s,
-                                        mix=p.mix, think_time=p.think_time)
+                                        mix=p.mix, think_time=p.think_time, protocol=p.protocol)
 
     def measure(self, session: Session, config: tpcc_driver.DriverConfig, repetition: int) -> UnitResult:
         from mysqlbench import ownership
@@ -295,7 +303,9 @@ class TpccWorkload(StudyWorkload):
             os=measured.os, os_samples=measured.os_samples, series=series,
             answer=Answer(rows=counted["new_orders"], checksum=found, oracle=verdict),
             facts={"dataset_checksum": {"expected": expected, "found": found}, "errors": out["errors"],
-                   "driver": self.params.driver, "tool_figure": out.get("tool_figure"),
+                   "driver": self.params.driver,
+                   "protocol": self.params.protocol if self.params.driver == "ours" else None,
+                   "tool_figure": out.get("tool_figure"),
                    "consistency": {"success": consistency.success, "failures": consistency.failures},
                    "per_type": out["per_type"]})
 
