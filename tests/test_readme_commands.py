@@ -123,17 +123,20 @@ def test_make_bench_short(clone):
     # build, it fails: tests/unit/test_tpcc_peers.py)
     done = run(clone, "make bench", timeout=1800, BENCH_SF="0.01", BENCH_RUNS="1", BENCH_STUDY_SF="0.01",
                BENCH_POWER="0", BENCH_TPCC_WAREHOUSES="1", BENCH_TPCC_RAMPUP_S="2", BENCH_TPCC_MEASURE_S="6",
-               BENCH_TPCC_INTERVAL_S="2", BENCH_PARSE_SIZES="", BENCH_PARSE_RUNS="1", BENCH_HISTORY_NIGHTS="12",
+               BENCH_TPCC_INTERVAL_S="2", BENCH_TPCC_RUNS="1", BENCH_TPCC_MAX_RUNS="1",
+               BENCH_PARSE_SIZES="", BENCH_PARSE_RUNS="1", BENCH_HISTORY_NIGHTS="12",
                **({"MYSQLBENCH_PEER_SOURCES": str(sources)} if sources else {"BENCH_TPCC_PEERS": ""}))
     for line in ("stat stamp (what every load and study does)", "ratio ours / plain", "parse time of all DAG files",
                  "floor form after tasks", "regression analysis, all series",
-                 "orchestration overhead share", "New-Orders/min (database)"):
+                 "orchestration overhead share", "New-Orders/min (database)", "statements/NO",
+                 "ratio ours-procedures / ours-statements", "our client alone"):
         assert line in done.stdout, done.stdout
     # a ratio measured side by side says its sample: one run is one pair, too few for an interval
     [ratio] = [line for line in done.stdout.splitlines() if "ratio ours / plain" in line]
     assert "paired: " in ratio and "(n=1 pairs: no 95% interval)" in ratio, ratio
     if sources:
-        assert "ratio ours / tpcc-mysql" in done.stdout and "ratio ours / sysbench-tpcc" in done.stdout, done.stdout
+        assert ("ratio ours-statements / tpcc-mysql" in done.stdout
+                and "ratio ours-statements / sysbench-tpcc" in done.stdout), done.stdout
     else:
         assert "no peer asked for (BENCH_TPCC_PEERS is empty): ours alone" in done.stdout, done.stdout
 
