@@ -5,6 +5,8 @@ buffer pool its rampup warms) and the same mix (the peers' 10/10/1/1/1 deck):
 
 - ours-procedures: our driver, one stored-procedure CALL a transaction (the default);
 - ours-statements: our driver, one statement a round trip as tpcc-mysql issues them (text protocol);
+- ours-statements-2p: the same, its terminals spread over BENCH_TPCC_PROCESSES (2) processes instead
+  of threads of one (1 leaves it out): whether the GIL holds our driver back;
 - tpcc-mysql (its statements prepared on the server) and sysbench-tpcc (text protocol, through merge
   views onto our tables), as the study engine runs them (`driver:` in a TPC-C spec).
 
@@ -65,13 +67,15 @@ BAND = 0.03  # a ratio within 3% of 1.0 is "no difference"
 BUFFER_POOL = {"innodb_buffer_pool_size": "2G"}
 SCHEMA = "bench_tpcc"
 SNAPSHOT = "tpcc_bench"
-OURS = {"ours-procedures": "procedures", "ours-statements": "statements"}
+PROCESSES = int(os.environ.get("BENCH_TPCC_PROCESSES", "2"))
+OURS = {"ours-procedures": ("procedures", 1), "ours-statements": ("statements", 1),
+        **({f"ours-statements-{PROCESSES}p": ("statements", PROCESSES)} if PROCESSES > 1 else {})}
 PROTOCOL = {"ours-procedures": "stored procedures, one CALL a transaction",
             "ours-statements": "a statement a round trip, text protocol",
+            f"ours-statements-{PROCESSES}p": f"as ours-statements, terminals over {PROCESSES} processes",
             peers.TPCC_MYSQL: "a statement a round trip, prepared on the server",
             peers.SYSBENCH_TPCC: "a statement a round trip, text protocol, through views"}
-OWN_FIGURE = {"ours-procedures": "New-Orders/min", "ours-statements": "New-Orders/min", peers.TPCC_MYSQL: "tpmC",
-              peers.SYSBENCH_TPCC: "tps"}
+OWN_FIGURE = {**{name: "New-Orders/min" for name in OURS}, peers.TPCC_MYSQL: "tpmC", peers.SYSBENCH_TPCC: "tps"}
 STATUS = ("Questions", "Bytes_received", "Bytes_sent")
 
 
@@ -136,7 +140,8 @@ def one_run(server: ManagedServer, target, name: str) -> dict:
         # every driver deals the peers' own 10/10/1/1/1 mix: the same mix on every side
         config = tpcc_driver.DriverConfig(warehouses=WAREHOUSES, connections=CONNECTIONS, rampup_s=RAMPUP_S,
                                           measure_s=MEASURE_S, interval_s=INTERVAL_S, mix=tpcc_workload.PEERS_MIX,
-                                          protocol=OURS.get(name, "procedures"))
+                                          protocol=OURS.get(name, ("procedures", 1))[0],
+                                          processes=OURS.get(name, ("procedures", 1))[1])
         marker = ownership.read_marker(conn, SCHEMA)
         if name in OURS:
             _, out, counted = tpcc_workload._ours(session, config, marker, name)
@@ -207,8 +212,11 @@ def asked_peers() -> list[str]:
 def comparisons(available: list[str]) -> list[tuple[str, str, str]]:
     """(label, A, B): each ratio B / A the bench states, with what it answers."""
     out = [(f"ours-statements / {peer} (driver efficiency)", peer, "ours-statements") for peer in available]
-    return [*out, ("ours-procedures / ours-statements (stored procedures' gain)", "ours-statements",
-                   "ours-procedures")]
+    out.append(("ours-procedures / ours-statements (stored procedures' gain)", "ours-statements", "ours-procedures"))
+    if PROCESSES > 1:
+        out.append((f"ours-statements-{PROCESSES}p / ours-statements (terminals in {PROCESSES} processes, not threads "
+                    "of one: the GIL)", "ours-statements", f"ours-statements-{PROCESSES}p"))
+    return out
 
 
 def effects(results: dict[str, list[dict]], available: list[str]) -> dict[str, object]:

@@ -153,9 +153,10 @@ def test_bad_input_fails_before_the_server_sees_anything(conf, words, admin):
     assert before == after
 
 
-@pytest.mark.parametrize("protocol", ["procedures", "statements"])
-def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin, protocol):
-    """Our driver against the loaded warehouse for a few seconds, by each protocol: every
+@pytest.mark.parametrize("protocol,processes", [("procedures", 1), ("statements", 1), ("statements", 2)])
+def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin, protocol, processes):
+    """Our driver against the loaded warehouse for a few seconds, by each protocol, its terminals
+    threads of this process or spread over two processes: every
     transaction type commits, about 1% of New-Orders roll back, nothing errors, the committed
     New-Orders are exactly what the districts' d_next_o_id advanced by, and GX finds conditions
     1-4 intact after the run."""
@@ -168,8 +169,8 @@ def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin, prot
     marker = dict(query(admin, f"SELECT name, value FROM {SCHEMA}.mysqlbench_owner"))
     next_before = query(admin, f"SELECT SUM(d_next_o_id) FROM {SCHEMA}.district")[0][0]
     config = driver.DriverConfig(warehouses=1, connections=4, rampup_s=0, measure_s=6, interval_s=1, seed=3,
-                                 protocol=protocol)
-    out = driver.run(config, lambda: target.connect(database=SCHEMA), json.loads(marker["c_load"]))
+                                 protocol=protocol, processes=processes)
+    out = driver.run(config, target, SCHEMA, json.loads(marker["c_load"]))
     next_after = query(admin, f"SELECT SUM(d_next_o_id) FROM {SCHEMA}.district")[0][0]
     per_type = out["per_type"]
     assert all(per_type[t]["ok"] > 0 for t in driver.TRANSACTIONS), per_type
@@ -179,6 +180,9 @@ def test_the_driver_runs_the_mix_and_leaves_the_data_consistent(bag, admin, prot
     # on the server, so the server's count is at least the window's
     assert next_after - next_before >= out["new_orders"] > 0
     assert len(out["intervals"]) == 6 and all(i["transactions_per_s"] > 0 for i in out["intervals"])
+    # every terminal's calls came back (from every process): over the whole run, the driver saw
+    # every New-Order the database committed
+    assert out["new_orders_whole_run"] == next_after - next_before
     assert all(per_type[t]["p50_ms"] <= per_type[t]["p99_ms"] <= per_type[t]["max_ms"] for t in driver.TRANSACTIONS)
     result = check_consistency(admin, SCHEMA)
     assert result.success, result.failures

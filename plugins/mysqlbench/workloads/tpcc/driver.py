@@ -107,9 +107,12 @@ class DriverConfig:
     think_time: bool = False
     seed: int | None = None
     protocol: str = DEFAULT_PROTOCOL
+    processes: int = 1  # the terminals spread over this many processes, threads within each
 
     def __post_init__(self) -> None:
         check_protocol(self.protocol)
+        if not 1 <= self.processes <= self.connections:
+            raise InvalidInput(f"processes must be between 1 and connections ({self.connections}), not {self.processes}")
         if self.connections < 1:
             raise InvalidInput(f"connections must be at least 1, not {self.connections}")
         if self.measure_s <= 0 or self.rampup_s < 0 or self.interval_s <= 0:
@@ -205,11 +208,13 @@ class Record:
 
 
 class Driver:
-    """Runs ``config`` against ``connect()`` (a callable opening a connection in the schema)."""
+    """Runs ``config`` against ``connect()`` (a callable opening a connection in the schema): the
+    terminals ``terminals`` (all of them by default) as threads of this process."""
 
-    def __init__(self, config: DriverConfig, connect, c_load: int):
+    def __init__(self, config: DriverConfig, connect, c_load: int, terminals: list[int] | None = None):
         self.config = config
         self.connect = connect
+        self.terminals = list(range(config.connections)) if terminals is None else terminals
         self.constants = Constants.for_run(c_load, config.seed)
         self.records: list[Record] = []
         self.connection_ids: list[int] = []
@@ -217,12 +222,16 @@ class Driver:
         self._threads: list[threading.Thread] = []
         self._failures: list[BaseException] = []
         self.started: float | None = None
-        self._ready = threading.Barrier(config.connections + 1)
+        self._ready = threading.Barrier(len(self.terminals) + 1)
         self._go = threading.Event()
 
     def start(self) -> None:
         """Connect every terminal, then let them all go at once."""
-        for n in range(self.config.connections):
+        self.connect_terminals()
+        self.go()
+
+    def connect_terminals(self) -> None:
+        for n in self.terminals:
             record = Record()
             self.records.append(record)
             thread = threading.Thread(target=self._terminal, args=(n, record), name=f"tpcc-terminal-{n}", daemon=True)
@@ -233,7 +242,11 @@ class Driver:
         except threading.BrokenBarrierError as exc:
             self.stop()
             raise MysqlbenchError(f"TPC-C terminals could not connect: {self._failures[:1]}") from exc
-        self.started = time.perf_counter()
+
+    def go(self, started: float | None = None) -> None:
+        """``started``: the run's time origin (``time.perf_counter``, one clock for every process
+        of the machine), when terminals in several processes share it."""
+        self.started = time.perf_counter() if started is None else started
         self._go.set()
 
     def stop(self) -> None:
@@ -245,6 +258,10 @@ class Driver:
     @property
     def failures(self) -> list[BaseException]:
         return list(self._failures)
+
+    def cpu_seconds(self) -> float:
+        """The driver's CPU so far: this process's."""
+        return time.process_time()
 
     def _terminal(self, n: int, record: Record) -> None:
         import MySQLdb
@@ -311,6 +328,105 @@ class Driver:
         finally:
             executor.close()
             conn.close()
+
+
+def _terminal_process(config: DriverConfig, target, schema: str, c_load: int, terminals: list[int], pipe) -> None:
+    """A child process of :class:`ProcessDriver`: its terminals as threads, started on the parent's
+    word at the parent's time origin, their records sent back once stopped."""
+    driver = Driver(config, lambda: target.connect(database=schema), c_load, terminals)
+    try:
+        driver.connect_terminals()
+    except MysqlbenchError as exc:
+        pipe.send(("failed", str(exc)))
+        return
+    pipe.send(("ready", None))
+    try:
+        message, started = pipe.recv()
+        if message == "go":
+            driver.go(started)
+            pipe.recv()  # "stop"
+    except EOFError:  # the parent is gone: stop
+        pass
+    driver.stop()
+    pipe.send(("done", (driver.records, driver.connection_ids, [repr(f) for f in driver.failures])))
+
+
+class ProcessDriver:
+    """The terminals spread over ``config.processes`` processes (terminal n in process n mod P),
+    threads within each, so the driver's Python is not held to one core by the GIL. The same
+    interface as :class:`Driver`; the children connect through ``target`` themselves."""
+
+    def __init__(self, config: DriverConfig, target, schema: str, c_load: int):
+        self.config, self.target, self.schema, self.c_load = config, target, schema, c_load
+        self.records: list[Record] = []
+        self.connection_ids: list[int] = []
+        self._failures: list[str] = []
+        self._children: list[tuple[Any, Any]] = []
+        self.started: float | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")  # no copy of the parent's threads and connections
+        for i in range(self.config.processes):
+            terminals = list(range(i, self.config.connections, self.config.processes))
+            parent, child = context.Pipe()
+            process = context.Process(target=_terminal_process, name=f"tpcc-terminals-{i}", daemon=True,
+                                      args=(self.config, self.target, self.schema, self.c_load, terminals, child))
+            process.start()
+            child.close()
+            self._children.append((process, parent))
+        for process, pipe in self._children:
+            message, why = pipe.recv() if pipe.poll(120) else ("failed", "no word in 120 s")
+            if message != "ready":
+                self.stop()
+                raise MysqlbenchError(f"TPC-C terminals could not connect ({process.name}): {why}")
+        self.started = time.perf_counter()
+        for _, pipe in self._children:
+            pipe.send(("go", self.started))
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        for _, pipe in self._children:
+            try:
+                pipe.send(("stop", None))
+            except OSError:  # that child is gone already
+                pass
+        for process, pipe in self._children:
+            try:
+                if pipe.poll(150):
+                    message, payload = pipe.recv()
+                    if message == "done":
+                        records, ids, failures = payload
+                        self.records += records
+                        self.connection_ids += ids
+                        self._failures += failures
+            except (EOFError, OSError):
+                self._failures.append(f"{process.name} ended without its records")
+            process.join(30)
+            if process.is_alive():
+                process.kill()
+                self._failures.append(f"{process.name} did not stop")
+
+    @property
+    def failures(self) -> list[str]:
+        return list(self._failures)
+
+    def cpu_seconds(self) -> float:
+        """The driver's CPU so far: this process's and its children's (read while they run)."""
+        from mysqlbench.ossampler import process_cpu_seconds
+
+        return time.process_time() + sum(process_cpu_seconds(p.pid) or 0.0 for p, _ in self._children)
+
+
+def driver_for(config: DriverConfig, target, schema: str, c_load: int) -> "Driver | ProcessDriver":
+    """Threads in this process, or (``config.processes`` > 1) in several."""
+    if config.processes > 1:
+        return ProcessDriver(config, target, schema, c_load)
+    return Driver(config, lambda: target.connect(database=schema), c_load)
 
 
 def interval_edges(config: DriverConfig) -> list[float]:
@@ -386,15 +502,16 @@ def results(records: list[Record], config: DriverConfig, window: tuple[float, fl
         for key, value in record.errors.items():
             errors[key] = errors.get(key, 0) + value
     return {"new_orders_per_min": new_orders * 60 / (stop - start), "new_orders": new_orders,
+            "new_orders_whole_run": int(((kind == 0) & (status == 0)).sum()),
             "transactions": int((inside & (status == 0)).sum()), "per_type": per_type, "intervals": intervals,
             "errors": errors, "measure_s": stop - start, "rampup_s": start}
 
 
-def run(config: DriverConfig, connect, c_load: int, *, on_measure_start=None, on_measure_end=None,
+def run(config: DriverConfig, target, schema: str, c_load: int, *, on_measure_start=None, on_measure_end=None,
         should_stop=None) -> dict[str, Any]:
     """Rampup, then the measure window (``on_measure_start``/``on_measure_end`` mark it, e.g. for
     counters), then stop; ``should_stop()`` ends it early (a kill)."""
-    driver = Driver(config, connect, c_load)
+    driver = driver_for(config, target, schema, c_load)
     driver.start()
     try:
         deadline = driver.started + config.rampup_s

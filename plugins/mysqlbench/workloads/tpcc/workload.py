@@ -48,6 +48,9 @@ class TpccParams(BaseModel):
                     "transaction (new_order, payment, order_status, delivery, stock_level) summing to 100, drawn at "
                     "random")
     think_time: bool = Field(default=False, description="the specification's keying and think times")
+    processes: int = Field(default=1, ge=1, le=MAX_CONNECTIONS,
+                           description="processes our driver spreads its terminals over (threads within each): "
+                                       "more than 1 takes the driver's Python past one core (the GIL)")
     driver: Literal["ours", "tpcc-mysql", "sysbench-tpcc"] = Field(
         default="ours", description="who runs the transactions: our driver, or a peer "
                                     "(tpcc-mysql, sysbench-tpcc) built with `bin/mysqlbench peer build`")
@@ -69,11 +72,16 @@ class TpccParams(BaseModel):
     def _windows(self) -> "TpccParams":
         if self.interval_s > self.measure_s:
             raise ValueError(f"interval_s ({self.interval_s:g}) is longer than the measure window ({self.measure_s:g})")
+        if self.processes > self.connections:
+            raise ValueError(f"processes ({self.processes}) is more than connections ({self.connections}): "
+                             "a process runs one terminal at least")
         if self.driver != "ours":
             from mysqlbench.workloads.tpcc import peers
 
-            if "protocol" in self.model_fields_set and self.protocol != tpcc_statements.DEFAULT_PROTOCOL:
-                raise ValueError(f"protocol is our driver's; driver {self.driver} issues its own statements")
+            if ("protocol" in self.model_fields_set and self.protocol != tpcc_statements.DEFAULT_PROTOCOL) \
+                    or self.processes > 1:
+                raise ValueError(f"protocol and processes are our driver's; driver {self.driver} issues its own "
+                                 "statements from its own process")
             if ("mix" in self.model_fields_set and self.mix != PEERS_MIX) or self.think_time:
                 raise ValueError(f"driver {self.driver} runs its own fixed mix ({PEERS_MIX}) without think times: "
                                  f"leave mix at {PEERS_MIX!r} or unset and think_time off, or use driver: ours")
@@ -236,7 +244,8 @@ class TpccWorkload(StudyWorkload):
         p = self.params
         return tpcc_driver.DriverConfig(warehouses=self.spec.dataset.warehouses, connections=p.connections,
                                         rampup_s=p.rampup_s, measure_s=p.measure_s, interval_s=p.interval_s,
-                                        mix=p.mix, think_time=p.think_time, protocol=p.protocol)
+                                        mix=p.mix, think_time=p.think_time, protocol=p.protocol,
+                                        processes=p.processes)
 
     def measure(self, session: Session, config: tpcc_driver.DriverConfig, repetition: int) -> UnitResult:
         from mysqlbench import ownership
@@ -305,6 +314,7 @@ class TpccWorkload(StudyWorkload):
             facts={"dataset_checksum": {"expected": expected, "found": found}, "errors": out["errors"],
                    "driver": self.params.driver,
                    "protocol": self.params.protocol if self.params.driver == "ours" else None,
+                   "processes": self.params.processes if self.params.driver == "ours" else None,
                    "tool_figure": out.get("tool_figure"),
                    "consistency": {"success": consistency.success, "failures": consistency.failures},
                    "per_type": out["per_type"]})
@@ -371,7 +381,7 @@ def _new_orders(conn, table: str = "district") -> int:
 
 
 def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], _name: str):
-    driver = tpcc_driver.Driver(config, lambda: session.target.connect(database=session.schema), marker["c_load"])
+    driver = tpcc_driver.driver_for(config, session.target, session.schema, marker["c_load"])
     driver.start()
     try:
         deadline = driver.started + config.rampup_s
@@ -380,7 +390,7 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
         # the database's count is read at the window's edges, and the driver's own count covers
         # the same span, so the two agree within the calls in flight at an edge (one a terminal)
         edge = time.perf_counter()
-        before, cpu = _new_orders(session.conn), time.process_time()
+        before, cpu = _new_orders(session.conn), driver.cpu_seconds()
 
         def window() -> None:  # the measure phase only: the terminals are already running
             end = driver.started + config.rampup_s + config.measure_s
@@ -389,14 +399,14 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
 
         measured = session.window.run(window, kill=driver.stop)
         closing = time.perf_counter()
-        after, cpu = _new_orders(session.conn), time.process_time() - cpu
+        after, cpu = _new_orders(session.conn), driver.cpu_seconds() - cpu
         seconds = closing - edge
     finally:
         driver.stop()
     if driver.failures:
         raise MysqlbenchError(f"a TPC-C terminal failed: {driver.failures[0]!r}")
-    # our driver runs in this process: its CPU is this process's (plus the engine's once-a-second
-    # OS sampler, a few /proc reads)
+    # our driver runs in this process (its CPU is this process's, plus the engine's once-a-second OS
+    # sampler, a few /proc reads), or in child processes too (theirs added)
     counted = {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu}
     return measured, tpcc_driver.results(driver.records, config, (edge - driver.started, closing - driver.started)), \
         counted
