@@ -442,17 +442,30 @@ def _peer(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
                 cur.execute(statement)
         endpoint = peers.Endpoint.of(target, peers.views_schema(session.schema))
 
+    finished = threading.Event()
+    timers: list[threading.Timer] = []
+
     def on_sysbench(line: str) -> None:
         if line.strip() == "Threads started!":
-            # sysbench 1.0 has no warm-up option: the rampup is timed from its threads' start
-            threading.Timer(pconfig.rampup_s, started.set).start()
+            # sysbench 1.0 has no warm-up option: the rampup is timed from its threads' start, and the
+            # window ends when its --time does, not when it has joined its threads and printed its
+            # report and exited (its shutdown is no part of the measured work)
+            timers.extend((threading.Timer(pconfig.rampup_s, started.set),
+                           threading.Timer(pconfig.rampup_s + pconfig.measure_s, finished.set)))
+            for timer in timers:
+                timer.daemon = True
+                timer.start()
 
     with peers.SysbenchSecret(target.password) as secret:
         argv = peers.sysbench_argv(home, endpoint, pconfig, secret, "run", pconfig.rampup_s + pconfig.measure_s)
         proc = peers.PeerProcess(argv, home, [target.password], on_sysbench)
-        return _drive_peer(session, proc, pconfig, started, None,
-                           lambda text: peers.parse_sysbench_tpcc(text, pconfig),
-                           district="district1" if own_tables else "district")
+        try:
+            return _drive_peer(session, proc, pconfig, started, finished,
+                               lambda text: peers.parse_sysbench_tpcc(text, pconfig),
+                               district="district1" if own_tables else "district")
+        finally:
+            for timer in timers:
+                timer.cancel()
 
 
 def _drive_peer(session: Session, proc, pconfig, started: threading.Event, finished: threading.Event | None, parse,
