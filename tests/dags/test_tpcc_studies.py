@@ -139,7 +139,7 @@ def test_bad_input_is_refused_before_any_server_change(conf, words):
         workload_of(merged_spec("tpcc_bp_instances_study", {**BASE, "target_conn_id": TEST_CONN, **conf}))
 
 
-def test_more_connections_than_the_server_allows_is_refused_before_loading(managed):
+def test_more_connections_than_the_server_allows_is_refused_before_loading(managed, target):
     from mysqlbench.errors import InvalidInput
     from mysqlbench.studies.steps import merged_spec, workload_of
     from mysqlbench.targets.connection import TargetConnection
