@@ -233,6 +233,25 @@ def spread(values: list[float | None]) -> dict[str, float | None]:
     return {"median": statistics.median(kept), "q1": q[0], "q3": q[2]}
 
 
+def goal(summary: dict, available: list[str]) -> str:
+    """Issue 26's goal, judged from this run: ours in statement mode commits at least as many
+    New-Orders as the fastest peer (the paired interval's lower bound at or above 1.0), with less
+    driver CPU a New-Order."""
+    if not available:
+        return "goal (ours-statements at least the fastest peer): no peer measured"
+    drivers, ratios = summary["drivers"], summary["ratios"]
+    fastest = max(available, key=lambda p: drivers[p]["new_orders_per_min"]["median"])
+    ratio = ratios[f"ours-statements / {fastest} (driver efficiency)"]
+    ours_cpu = drivers["ours-statements"]["driver_cpu_ms_per_new_order"]["median"]
+    peer_cpu = drivers[fastest]["driver_cpu_ms_per_new_order"]["median"]
+    throughput = ratio["ci_low"] is not None and 1 + ratio["ci_low"] >= 1.0
+    cpu = ours_cpu is not None and peer_cpu is not None and ours_cpu < peer_cpu
+    words = (f"ours-statements / {fastest}: {ratio['words']}; driver CPU a New-Order {ours_cpu or float('nan'):.2f} "
+             f"ms against {peer_cpu or float('nan'):.2f}")
+    verdict = "met" if throughput and cpu else "NOT met"
+    return f"goal (ours-statements at least the fastest peer, with less driver CPU): {verdict} ({words})"
+
+
 def table(summary: dict) -> str:
     """The README's table, from the bench's JSON."""
     lines = ["| driver | protocol | New-Orders/min (median, IQR) | statements / New-Order | bytes / New-Order | "
@@ -322,6 +341,7 @@ def main() -> None:
         print(f"  {name}: {PROTOCOL[name]}")
     for label, effect in summary["ratios"].items():
         print(f"  ratio {label}: {effect['words']}; {effect['verdict']}")
+    print("  " + goal(summary, available))
     statement_cpu = summary["drivers"]["ours-statements"]["statements_per_new_order"]["median"]
     if statement_cpu is not None:
         share = statement_cpu * cost["client_cpu_us"] / 1000

@@ -137,8 +137,11 @@ def test_make_bench_short(clone):
     if sources:
         assert ("ratio ours-statements / tpcc-mysql" in done.stdout
                 and "ratio ours-statements / sysbench-tpcc" in done.stdout), done.stdout
+        # one block gives no interval: the goal cannot be met on it, and the bench says so
+        assert "goal (ours-statements at least the fastest peer, with less driver CPU): NOT met" in done.stdout
     else:
         assert "no peer asked for (BENCH_TPCC_PEERS is empty): ours alone" in done.stdout, done.stdout
+        assert "goal (ours-statements at least the fastest peer): no peer measured" in done.stdout
 
 
 def test_server_commands(clone):
