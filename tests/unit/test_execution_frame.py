@@ -59,8 +59,10 @@ def _rows() -> list[dict]:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def frame() -> pd.DataFrame:
+    """Built for each test (not once a module): mutmut runs, for a mutant, only the tests it saw
+    call the function, and a module-scoped fixture's call is seen by the first test alone."""
     return execution_frame(_rows(), TIME)
 
 
