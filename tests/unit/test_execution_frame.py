@@ -45,6 +45,9 @@ def _rows() -> list[dict]:
                                             ("os", "os_other_cpu_pct", 1.0)])
     execution(OFF, 1, {**off, "order": 4}, [("metric", "client_seconds", None)], status="timeout")
     execution(OFF, 2, {**off, "order": 6}, [("metric", "client_seconds", 4.0), ("counter", "physical_reads", 40.0)])
+    # exactly at both noise limits: not noisy (the limits are "more than"); two swept knobs, in reverse order
+    execution("mrr=on bka=on cache=cold", 0, {"cache": "cold", "swept": {"mrr": True, "bka": True}},
+              [("metric", "client_seconds", 5.0), ("os", "os_other_cpu_pct", 20.0), ("os", "os_steal_pct", 5.0)])
     # not applicable on this server: one metric row, no unit ever ran (no repetition)
     execution(NA, None, {"cache": "cold", "swept": {"bka": "na"}, "why": "removed in MariaDB 10.6"},
               [("metric", "client_seconds", None)], status="not_applicable")
@@ -77,7 +80,7 @@ def _row(frame, point, repetition) -> dict:
 
 def test_one_row_per_execution_and_nothing_else(frame):
     assert sorted(zip(frame["point"], frame["repetition"], strict=True)) == sorted(
-        [(ON, 0), (ON, 1), (OFF, 0), (OFF, 1), (OFF, 2), (NA, -1), (KILLED, 0)])
+        [(ON, 0), (ON, 1), (OFF, 0), (OFF, 1), (OFF, 2), (NA, -1), (KILLED, 0), ("mrr=on bka=on cache=cold", 0)])
     assert set(frame["subject"]) == {"q03"}
 
 
@@ -102,6 +105,9 @@ def test_each_executions_columns(frame):
     assert timeout["status"] == "timeout" and math.isnan(timeout["primary"])
     na = _row(frame, NA, -1)
     assert na["status"] == "not_applicable" and na["why"] == "removed in MariaDB 10.6" and math.isnan(na["primary"])
+    edge = _row(frame, "mrr=on bka=on cache=cold", 0)
+    assert (edge["other_cpu"], edge["steal"], bool(edge["noisy"])) == (20.0, 5.0, False)
+    assert edge["swept"] == '{"bka": true, "mrr": true}'  # one spelling whatever the order: points group by it
     killed = _row(frame, KILLED, 0)
     assert killed["status"] == "killed" and math.isnan(killed["primary"]) and killed["server_seconds"] == 9.0
     assert killed["warm"] == True and killed["server"] == "? ?"  # noqa: E712 - no lineage recorded
@@ -109,7 +115,9 @@ def test_each_executions_columns(frame):
 
 def test_no_rows_is_an_empty_frame_with_every_column():
     empty = execution_frame([{"point": None, "subject": None, "kind": "run"}], TIME)
-    assert empty.empty and {"point", "subject", "repetition", "primary", "noisy", "oracle"} <= set(empty.columns)
+    assert empty.empty and list(empty.columns) == [
+        "point", "subject", "repetition", "cache", "status", "primary", "order", "swept", "warm", "checksum", "oracle",
+        "why", "target", "server", "other_cpu", "steal", "noisy"]
 
 
 def test_summaries_per_point(frame):
