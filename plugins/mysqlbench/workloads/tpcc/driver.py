@@ -111,10 +111,10 @@ class DriverConfig:
 
     def __post_init__(self) -> None:
         check_protocol(self.protocol)
-        if not 1 <= self.processes <= self.connections:
-            raise InvalidInput(f"processes must be between 1 and connections ({self.connections}), not {self.processes}")
         if self.connections < 1:
             raise InvalidInput(f"connections must be at least 1, not {self.connections}")
+        if not 1 <= self.processes <= self.connections:
+            raise InvalidInput(f"processes must be between 1 and connections ({self.connections}), not {self.processes}")
         if self.measure_s <= 0 or self.rampup_s < 0 or self.interval_s <= 0:
             raise InvalidInput("measure_s and interval_s must be positive and rampup_s not negative")
         self.mix = check_mix(self.mix)
@@ -364,6 +364,7 @@ class ProcessDriver:
         self._children: list[tuple[Any, Any]] = []
         self.started: float | None = None
         self._stopped = False
+        self._stopping = threading.Lock()  # a kill (the engine's window) and the caller's stop may race
 
     def start(self) -> None:
         import multiprocessing
@@ -387,29 +388,34 @@ class ProcessDriver:
             pipe.send(("go", self.started))
 
     def stop(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        for _, pipe in self._children:
-            try:
-                pipe.send(("stop", None))
-            except OSError:  # that child is gone already
-                pass
-        for process, pipe in self._children:
-            try:
-                if pipe.poll(150):
-                    message, payload = pipe.recv()
-                    if message == "done":
-                        records, ids, failures = payload
-                        self.records += records
-                        self.connection_ids += ids
-                        self._failures += failures
-            except (EOFError, OSError):
-                self._failures.append(f"{process.name} ended without its records")
-            process.join(30)
-            if process.is_alive():
-                process.kill()
-                self._failures.append(f"{process.name} did not stop")
+        with self._stopping:
+            if self._stopped:
+                return
+            self._stopped = True
+            for _, pipe in self._children:
+                try:
+                    pipe.send(("stop", None))
+                except OSError:  # that child is gone already
+                    pass
+            for process, pipe in self._children:
+                got = False
+                try:
+                    if pipe.poll(150):
+                        message, payload = pipe.recv()
+                        if message == "done":
+                            records, ids, failures = payload
+                            self.records += records
+                            self.connection_ids += ids
+                            self._failures += failures
+                            got = True
+                except (EOFError, OSError):
+                    pass
+                if not got and self.started is not None:  # its terminals ran: their calls are lost
+                    self._failures.append(f"{process.name} ended without its records")
+                process.join(30)
+                if process.is_alive():
+                    process.kill()
+                    self._failures.append(f"{process.name} did not stop")
 
     @property
     def failures(self) -> list[str]:

@@ -1,5 +1,6 @@
 """TPC-C behind the workload interface. A unit is one driver run (the transaction mix): N
-terminals run the five transactions through stored procedures; the rampup runs before the
+terminals run the five transactions, by stored procedures or statement by statement
+(``workload_params.protocol``), or a peer tool runs them (``driver``); the rampup runs before the
 engine's measured window and the window holds only the measure phase (its counters and OS
 samples are the measure phase's). Every repetition starts from the verified dataset: a managed
 target's datadir is restored from the snapshot taken when the dataset was verified, a
