@@ -3,8 +3,13 @@
 tests/test_readme_commands.py's clone: `bin/airflow standalone` (a real scheduler with
 LocalExecutor) where a point killed with SIGKILL mid-measure is undone by its restore journal and
 its retry succeeds without duplicated rows; the nightly sweep from its cron schedule; Airflow's
-backfill across server versions; and the results in the Airflow UI in a browser, under four
-separate Airflow processes."""
+backfill across server versions; and the results in the Airflow UI in a browser.
+
+One stack serves the whole module (issue 25: one Airflow stack per executor kind for the whole
+run; the CeleryExecutor's, with the api-server, scheduler, dag-processor and triggerer started as
+four separate processes as a deployment runs them, is tests/test_celery_executor.py's). Each test
+unpauses only what it runs and pauses it again on its way out, so one test's schedules and Asset
+triggers do not run on into the next."""
 
 from __future__ import annotations
 
@@ -40,6 +45,36 @@ def clone(session_dir):
     yield root
     subprocess.run([str(root / "bin" / "mysqlbench"), "target", "down", "demo"], env=user_env(root),
                    capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def stack(clone, target):
+    """The module's `bin/airflow standalone`, with what each of its tests needs in the environment
+    a deployment would give it: the probe workload and its kill study (tests/support), the test
+    nightly suite, the external marked server's connection, and a second user who may look but not
+    trigger (the simple auth manager's viewer role)."""
+    with _standalone(clone, MYSQLBENCH_WORKLOADS="probe=probe_workload:ProbeWorkload",
+                     MYSQLBENCH_STUDY_DIRS=str(SUPPORT / "kill_studies"), PYTHONPATH=str(SUPPORT),
+                     MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression"),
+                     AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin,viewer:viewer",
+                     **{f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}":
+                        os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]}) as env:
+        yield env
+
+
+@contextlib.contextmanager
+def _unpaused(clone, env, *dag_ids: str):
+    """Each DAG parsed and unpaused as the README does it (`bin/airflow dags unpause`); paused again
+    on the way out, through the REST API, whatever the test's outcome."""
+    try:
+        for dag_id in dag_ids:
+            _parsed(clone, env, dag_id)
+            _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+        yield
+    finally:
+        for dag_id in dag_ids:
+            with contextlib.suppress(Exception):  # a stack that died has nothing left to run
+                rest(env["_base"], "PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True}, env["_token"])
 
 
 def _standalone_state(root: Path) -> str:
@@ -135,7 +170,7 @@ def _finished(clone, env, dag_id, run_id) -> str | None:
     return state if state in ("success", "failed") else None
 
 
-def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, managed, admin):
+def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, stack, managed, admin):
     """`bin/airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor,
     triggerer) runs probe_kill_study on a marked external server with a raw global variable.
 
@@ -151,7 +186,6 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
     from mysqlbench.targets.connection import TargetConnection
     from mysqlbench.targets.journal import RestoreJournal
 
-    conn_json = os.environ[f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}"]
     before = _global_variables(admin)
     store = journal = None  # the clone's, once its set-up has made work/
 
@@ -163,17 +197,13 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
         state = busy and journal.record()
         return state if state and state["owner"]["pid"] != other_than else None
 
-    with _standalone(clone, MYSQLBENCH_WORKLOADS="probe=probe_workload:ProbeWorkload",
-                     MYSQLBENCH_STUDY_DIRS=str(SUPPORT / "kill_studies"), PYTHONPATH=str(SUPPORT),
-                     **{f"AIRFLOW_CONN_{EXTERNAL_MARKED_CONN.upper()}": conn_json}) as env:
+    env = stack
+    with _unpaused(clone, env, "probe_kill_study"):
         proc = env["_proc"]
         store = ResultsStore(f"sqlite:///{clone / 'work' / 'results.db'}")
         # the server's journal (one per server, whichever connection id reached it), in the clone's results store
         journal = RestoreJournal.of(TargetConnection.from_airflow(EXTERNAL_MARKED_CONN), store)
         _airflow(clone, env, "pools", "set", f"target_{EXTERNAL_MARKED_CONN}", "1", "tests").check_returncode()
-        _parsed(clone, env, "probe_kill_study")
-        # only this DAG runs: unpaused at creation, the shipped nightly sweep would run its 02:00 slot
-        _airflow(clone, env, "dags", "unpause", "probe_kill_study").check_returncode()
         _airflow(clone, env, "dags", "trigger", "probe_kill_study", "--run-id", "killed_point").check_returncode()
         state = wait(measuring, 300, "the point to start measuring", proc, lambda: _standalone_state(clone))
         with admin.cursor() as cur:
@@ -214,17 +244,15 @@ def test_standalone_runs_a_study_and_a_killed_point_is_undone(clone, target, man
     assert [(e["try"], e["executions"], e["replaced_by"]) for e in earlier] == [(1, {"killed": 1}, 2)], earlier
 
 
-def test_nightly_regression_under_the_scheduler(clone):
+def test_nightly_regression_under_the_scheduler(clone, stack):
     """A nightly sweep (tests/support/regression/nightly_probe.yaml: sysbench cpu and tpch_power)
     run by the scheduler from its cron schedule (unpaused, it runs the latest 02:00 slot): each suite
     entry becomes its study's own DAG run, deferred on the triggerer while it waits, one after the
     other; the analysis reads their history; the alert task passes (one run per series: nothing to
     compare). The studies' published Assets also start regression_on_publish, so their runs join
     the same history. Other DAGs stay paused (the shipped nightly sweep would run its own suite)."""
-    with _standalone(clone, MYSQLBENCH_REGRESSION_DIRS=str(SUPPORT / "regression")) as env:
-        for dag_id in ("sysbench_cpu", "tpch_power", "regression_on_publish", "nightly_probe"):
-            _parsed(clone, env, dag_id)
-            _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+    env = stack
+    with _unpaused(clone, env, "sysbench_cpu", "tpch_power", "regression_on_publish", "nightly_probe"):
 
         def scheduled():
             return [r["run_id"] for r in _runs(clone, env, "nightly_probe") if r["run_id"].startswith("scheduled__")]
@@ -352,7 +380,7 @@ def _readme_backfills() -> dict[str, str]:
     return {flavor: commands[0] for flavor, commands in found.items()}
 
 
-def test_backfill_across_server_versions(clone):
+def test_backfill_across_server_versions(clone, stack):
     """The README's backfill commands as written, the scheduler running: the shipped releases spec
     is one DAG per flavor line, so the MySQL line's backfill, created right after the MariaDB
     line's over the same 2015..2026 range, runs (issue 23: one DAG found every date "already
@@ -362,16 +390,14 @@ def test_backfill_across_server_versions(clone):
     command. Each line's trend stays within its flavor, with spread; a version already measured is
     found by the key its study run recorded."""
     backfills = _readme_backfills()
-    with _standalone(clone) as env:
-        names = []
-        try:
-            prepared = json.loads(run(clone, "bin/mysqlbench versions prepare").stdout)  # as the README
-            ports = {t["server"]: t["port"] for t in prepared["targets"] if t["regression"] == RELEASES}
-            assert ports == {"mariadb-10.5": 3370, "mariadb-10.11": 3371, "mariadb-11.8": 3372, "mysql-9.7": 3373}
-            names = [f"versions_{server.replace('-', '_').replace('.', '_')}" for server in ports]
-            for dag_id in ("tpch_power", *LINES.values()):
-                _parsed(clone, env, dag_id)
-                _airflow(clone, env, "dags", "unpause", dag_id).check_returncode()
+    env = stack
+    names = []
+    try:
+        prepared = json.loads(run(clone, "bin/mysqlbench versions prepare").stdout)  # as the README
+        ports = {t["server"]: t["port"] for t in prepared["targets"] if t["regression"] == RELEASES}
+        assert ports == {"mariadb-10.5": 3370, "mariadb-10.11": 3371, "mariadb-11.8": 3372, "mysql-9.7": 3373}
+        names = [f"versions_{server.replace('-', '_').replace('.', '_')}" for server in ports]
+        with _unpaused(clone, env, "tpch_power", *LINES.values()):
             created = {flavor: run(clone, command) for flavor, command in backfills.items()}
             for done in created.values():
                 assert "database is locked" not in done.stdout + done.stderr
@@ -386,10 +412,10 @@ def test_backfill_across_server_versions(clone):
                                                       if r["run_id"].startswith(LINES["mariadb"])))
             for name in names:  # each stopped after its measurement
                 assert json.loads(run(clone, f"bin/mysqlbench target status {name}").stdout)["running"] is False
-        finally:
-            for name in names:
-                subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
-                               env=user_env(clone), capture_output=True)
+    finally:
+        for name in names:
+            subprocess.run([str(clone / "bin" / "mysqlbench"), "target", "down", name], cwd=clone,
+                           env=user_env(clone), capture_output=True)
     dates = {flavor: sorted(r["logical_date"][:10] for r in line) for flavor, line in runs.items()}
     assert dates == {"mariadb": ["2020-06-24", "2023-02-16", "2025-06-04"],
                      "mysql": ["2018-04-19", "2024-04-30", "2026-04-21"]}, dates
@@ -450,47 +476,9 @@ def test_backfill_across_server_versions(clone):
             assert versions.already_measured(store, key)["run_id"] == measured_version["run_id"]
 
 
-@contextlib.contextmanager
-def _separate_processes(clone):
-    """`airflow api-server`, `scheduler`, `dag-processor` and `triggerer` as four processes (as a
-    deployment runs them), DAGs paused at creation; yields the base URL and a token for the REST API."""
-    port = free_port()
-    env = {**user_env(clone), "AIRFLOW__API__PORT": str(port),
-           "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-           "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-           # a second user who may look but not trigger (the simple auth manager's viewer role)
-           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
-    run(clone, "make setup")
-    run(clone, "bin/mysqlbench target up demo")
-    procs = []
-    try:
-        for name in ("api-server", "scheduler", "dag-processor", "triggerer"):
-            log = open(clone / "work" / f"{name}.log", "w")
-            procs.append(subprocess.Popen([str(clone / "bin" / "airflow"), name, *(["--port", str(port)]
-                                           if name == "api-server" else [])], cwd=clone, env=env, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True))
-        base = f"http://127.0.0.1:{port}"
-
-        def healthy():
-            try:
-                with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=2) as r:
-                    body = json.loads(r.read())
-                return all(body[k]["status"] == "healthy" for k in ("scheduler", "dag_processor", "triggerer"))
-            except Exception:  # noqa: BLE001 - not up yet
-                return False
-
-        wait(healthy, 240, "api-server, scheduler, dag-processor and triggerer", procs[0])
-        password = json.loads((clone / ".airflow" / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-        token = rest(base, "POST", "/auth/token", {"username": "admin", "password": password})["access_token"]
-        yield base, token, procs
-    finally:
-        stop_groups(procs)
-
-
-def test_results_in_the_airflow_ui_in_a_browser(clone):
+def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
     """Issue 12's browser test: a study triggered twice through the REST API with a conf and no run
-    id, as a user does (the two runs differ in repetitions; Airflow names them), under four separate
-    Airflow processes; then, in headless Chromium,
+    id, as a user does (the two runs differ in repetitions; Airflow names them); then, in headless Chromium,
     what a person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as
     valid, a run's Benchmark report tab shows the report with its chart, and the compare page puts
     the two runs side by side. Screenshots go to work/test-artifacts/ui/ of the repository."""
@@ -499,14 +487,8 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
     artifacts = REPO / "work" / "test-artifacts" / "ui"
     artifacts.mkdir(parents=True, exist_ok=True)
     conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2}
-    with _separate_processes(clone) as (base, token, procs):
-        def parsed():
-            try:
-                return rest(base, "GET", "/api/v2/dags/tpch_power", token=token)
-            except urllib.error.HTTPError:
-                return None
-        wait(parsed, 180, "the dag-processor to parse tpch_power", procs[2])
-        rest(base, "PATCH", "/api/v2/dags/tpch_power", {"is_paused": False}, token)
+    base, token, scheduler = stack["_base"], stack["_token"], stack["_proc"]
+    with _unpaused(clone, stack, "tpch_power"):
         # triggered as a user does, without a run id: Airflow names them manual__<time>_<random>
         ids = [rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
                      {"logical_date": None, "conf": {**conf, **extra}}, token)["dag_run_id"]
@@ -518,7 +500,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
             state = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_id, safe='')}", token=token)["state"]
             return state if state in ("success", "failed") else None
         for run_id in ids:
-            assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", procs[1]) == "success", run_id
+            assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", scheduler) == "success", run_id
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             try:
@@ -574,7 +556,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone):
                 rerun_id = run_page.get_by_role("link", name=re.compile(r"^manual__")).inner_text()
             finally:
                 browser.close()
-        assert rerun_id not in ids and wait(lambda: done(rerun_id), 900, "the rerun", procs[1]) == "success"
+        assert rerun_id not in ids and wait(lambda: done(rerun_id), 900, "the rerun", scheduler) == "success"
         status, _, summary = _get(base, f"/mysqlbench/reports/tpch_power/{run_dir_name(rerun_id)}/summary.json", token)
         reproduction = json.loads(summary)["reproduction"]
         assert status == 200 and reproduction["original"] == run_a and reproduction["differences"] == []
