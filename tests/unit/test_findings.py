@@ -233,3 +233,86 @@ def test_a_side_that_was_not_applicable_is_not_compared():
     assert comparisons(frame, TIME)
     frame.loc[frame["point"].str.contains("bka=on"), ["status", "primary"]] = ["not_applicable", float("nan")]
     assert comparisons(frame, TIME) == []
+
+
+def _on_targets(points_by_target: dict[str, list[dict]], metric=TIME):
+    """Sample rows of the same points measured on several targets (a study's `targets`), each with
+    its connection id in the metadata and its server in the lineage, as the store holds them."""
+    out = []
+    for target, points in points_by_target.items():
+        for p in points:
+            label = f"target={target} " + " ".join(f"{k}={'on' if v is True else 'off'}"
+                                                   for k, v in sorted(p["swept"].items())) + f" cache={p['cache']}"
+            for i, t in enumerate(p["times"]):
+                meta = json.dumps({"cache": p["cache"], "swept": p["swept"], "target": target})
+                out.append({"point": label, "subject": "q03", "repetition": i, "metadata": meta, "series": None,
+                            "metric": metric.name, "value": t, "status": "ok", "kind": "metric", "unit": "s",
+                            "server_flavor": p["flavor"], "server_version": p["version"]})
+    return execution_frame(out, metric)
+
+
+def test_each_target_is_compared_within_itself_and_named_by_its_server():
+    """Two targets running the same points: on and off are paired within a target, never across
+    (a pairing across would compare one server's "on" with the other's "off"), and each finding
+    names its server."""
+    maria = [{**p, "flavor": "mariadb", "version": "10.11.6"} for p in bka(ratio=0.5)]
+    mysql = [{**p, "flavor": "mysql", "version": "9.7.4"} for p in bka(ratio=1.0, seed=5)]
+    for p in mysql:  # the MySQL server is 3x slower overall: a pairing across targets would show it
+        p["times"] = [3 * t for t in p["times"]]
+    said = [c for c in comparisons(_on_targets({"conn_maria": maria, "conn_mysql": mysql}), TIME)
+            if c["metric"] == "client_seconds"]
+    assert sorted((c["target"], c["server"], c["verdict"]) for c in said) == [
+        ("conn_maria", "mariadb 10.11.6", "less"), ("conn_mysql", "mysql 9.7.4", "inconclusive")], said
+    sentences = findings(said)
+    assert any(", on mariadb 10.11.6 (conn_maria): q03: time -" in s for s in sentences), sentences
+    assert any(", on mysql 9.7.4 (conn_mysql): q03: time" in s for s in sentences), sentences
+
+
+@pytest.mark.parametrize("missing", ["256K", "6M"])
+def test_a_pair_with_a_side_not_applicable_does_not_stop_the_other_pairs(missing):
+    """One pair of points has a side that recorded no value; the contrast's other pair is still
+    compared, whichever of the two comes first."""
+    points = bka(others={"join_buffer_size": "256K"}) + bka(others={"join_buffer_size": "6M"}, seed=4)
+    frame = executions(points)
+    gone = frame["point"].str.contains("bka=on") & frame["point"].str.contains(f"join_buffer_size={missing}")
+    frame.loc[gone, ["status", "primary"]] = ["not_applicable", float("nan")]
+    said = [c for c in comparisons(frame, TIME) if c["metric"] == "client_seconds"]
+    kept = "6M" if missing == "256K" else "256K"
+    assert [c["others"] for c in said] == [{"join_buffer_size": kept}], said
+
+
+def test_a_paired_design_is_estimated_as_pairs_by_repetition():
+    """`repetitions: auto` measures the two sides in the same rounds: repetition r of each side is a
+    block, so the estimate is the paired one over the blocks both sides have (a repetition missing
+    on one side drops out, never shifting the others), at the confidence asked for; noise is counted
+    by block."""
+    frame = executions(bka(n=8))
+    frame = frame[~((frame["point"].str.contains("bka=on")) & (frame["repetition"] == 2))].copy()
+    frame.loc[frame["repetition"] == 5, "noisy"] = True  # both sides of block 5: one noisy block
+    paired = [c for c in comparisons(frame, TIME, paired=True, confidence=0.90) if c["metric"] == "client_seconds"]
+    [time_] = paired
+    # (a paired interval's confidence is what its order statistics achieve nearest the one asked for)
+    assert time_["paired"] is True and time_["n"] == 7 and abs(time_["confidence"] - 0.90) < 0.02, time_
+    assert time_["noisy"] == 1 and "n=7 pairs" in time_["said"]
+    [unpaired] = [c for c in comparisons(frame, TIME) if c["metric"] == "client_seconds"]
+    assert unpaired["paired"] is False and (unpaired["n_a"], unpaired["n_b"]) == (8, 7) and unpaired["noisy"] == 2
+
+
+@pytest.mark.parametrize("cold_side", ["bka=on", "bka=off"])
+def test_either_side_that_never_warmed_makes_the_pair_unwarmable(cold_side):
+    frame = executions(bka(cache="warm", warm=True))
+    frame.loc[frame["point"].str.contains(cold_side), "warm"] = False
+    said = comparisons(frame, TIME)
+    assert all(c["unwarmable"] for c in said) and "never fully warm" in findings(said)[0]
+
+
+def test_only_counters_are_said_as_medians_and_only_below_ten_per_execution():
+    """The primary metric always gets its percentage (a time of 2 s is not a count near zero); a
+    counter whose side's median is exactly 10 per execution is not "about zero"."""
+    points = bka()
+    points[0]["reads"], points[1]["reads"] = [10] * 6, [30, 31, 29, 30, 32, 30]
+    said = comparisons(executions(points), TIME)
+    time_ = next(c for c in said if c["metric"] == "client_seconds")
+    reads = next(c for c in said if c["metric"] == "physical_reads")
+    assert not time_["small_counts"] and "median_a" not in time_
+    assert (reads["median_a"], reads["small_counts"]) == (10.0, False) and "CI" in reads["said"]
