@@ -351,3 +351,26 @@ def test_several_pairs_read_as_one_sentence_with_each_pair_its_tally_and_the_war
         f"q03 at join_buffer_size=256K: {first['said']}; {reads[0]} | "
         f"q03 at join_buffer_size=1M: {middle['said']}; {reads[1]} | "
         f"q03 at join_buffer_size=6M: {last['said']}; {reads[2]}.")
+
+
+def test_a_sub_second_point_has_its_spread_and_a_point_that_measured_zero_has_none():
+    """Most TPC-H times at small scale are under a second: their CV is the same std / mean; a point
+    whose every value is 0 (a throughput that never moved) has a CV of 0, not 0 / 0."""
+    summary = summaries(execution_frame(rows([0.04, 0.05, 0.06], point="fast") + rows([0.0, 0.0], point="zero"),
+                                        TIME)).set_index("point")
+    assert summary.loc["fast", "cv"] == pytest.approx(np.std([0.04, 0.05, 0.06]) / 0.05)
+    assert summary.loc["zero", "cv"] == 0.0
+
+
+def test_a_row_without_its_subject_or_point_is_no_execution_and_metadata_may_be_a_mapping():
+    """Run-level rows (a point's row without a subject, the run's own without a point) are not
+    executions; a row's metadata is read whether the store gives it as JSON text or the spool as a
+    mapping, and a row with none (a counter) leaves the execution's own metadata in force."""
+    executions_ = rows([1.0, 2.0], reads=[5, 6])
+    for r in executions_:
+        if r["kind"] == "counter":
+            r["metadata"] = None
+    executions_[0]["metadata"] = json.loads(executions_[0]["metadata"])
+    stray = [{**executions_[0], "subject": None, "repetition": None}, {**executions_[0], "point": None}]
+    frame_ = execution_frame(executions_ + stray, TIME)
+    assert len(frame_) == 2 and list(frame_["physical_reads"]) == [5, 6] and list(frame_["cache"]) == ["warm", "warm"]
