@@ -374,3 +374,49 @@ def test_a_row_without_its_subject_or_point_is_no_execution_and_metadata_may_be_
     stray = [{**executions_[0], "subject": None, "repetition": None}, {**executions_[0], "point": None}]
     frame_ = execution_frame(executions_ + stray, TIME)
     assert len(frame_) == 2 and list(frame_["physical_reads"]) == [5, 6] and list(frame_["cache"]) == ["warm", "warm"]
+
+
+def test_each_swept_knob_is_shown_as_the_server_ran_it_at_each_point():
+    """The report's "What the server ran with": each swept knob (a dimension named like a knob, or a
+    knob inside a mapping option) at each point, from the variables of the point's first ok
+    execution (not a timed-out one, not a counter row): what was asked and what the server had,
+    "not applicable" where the server has no such variable (MariaDB's instances), "not recorded"
+    where its snapshot lacks it; the default point says "default"."""
+    from types import SimpleNamespace
+
+    from mysqlbench.studies.analysis import swept_as_used
+
+    spec = SimpleNamespace(matrix={"buffer_pool_instances": [{}, 1, 8],
+                                   "buffers": [{"join_buffer_size": "256K"}, {"join_buffer_size": "6M"}]})
+    snapshots = {"default": {"innodb_buffer_pool_instances": "1", "join_buffer_size": "262144"},
+                 "later": {"innodb_buffer_pool_instances": "4", "join_buffer_size": "262144"},
+                 "bad": {"innodb_buffer_pool_instances": "99", "join_buffer_size": "1"},
+                 "eight": {"innodb_buffer_pool_instances": "8"},
+                 "maria": {"join_buffer_size": "262144"},
+                 "unrecorded": {"join_buffer_size": "6291456"}}
+
+    def row(point, swept, hash_, kind="metric", status="ok", flavor="mysql", version="9.7.4"):
+        return {"point": point, "kind": kind, "status": status, "variables_hash": hash_, "server_flavor": flavor,
+                "server_version": version, "metadata": json.dumps({"swept": swept})}
+
+    default = "buffer_pool_instances=default join_buffer_size=256K"
+    rows_ = [row(default, {"join_buffer_size": "256K"}, "default"),
+             row(default, {"join_buffer_size": "256K"}, "later"),  # the point's first execution is the one shown
+             row("bpi=8", {"buffer_pool_instances": 8, "join_buffer_size": "6M"}, "bad", status="timeout"),
+             row("bpi=8", {"buffer_pool_instances": 8, "join_buffer_size": "6M"}, "bad", kind="counter"),
+             row("bpi=8", {"buffer_pool_instances": 8, "join_buffer_size": "6M"}, "eight"),
+             row("bpi=1 maria", {"buffer_pool_instances": 1, "join_buffer_size": "256K"}, "maria",
+                 flavor="mariadb", version="10.11.6-MariaDB"),
+             row("unrecorded", {"join_buffer_size": "6M"}, "unrecorded")]
+    used = swept_as_used(spec, rows_, snapshots.get)
+    assert used.index.name == "point" and list(used.columns) == ["buffer_pool_instances", "join_buffer_size"]
+    assert used.to_dict(orient="index") == {
+        default: {"buffer_pool_instances": "default -> innodb_buffer_pool_instances = 1",
+                  "join_buffer_size": "256K -> join_buffer_size = 262144"},
+        "bpi=1 maria": {"buffer_pool_instances": "1 (not applicable here)",
+                        "join_buffer_size": "256K -> join_buffer_size = 262144"},
+        "bpi=8": {"buffer_pool_instances": "8 -> innodb_buffer_pool_instances = 8",
+                  "join_buffer_size": "6M (join_buffer_size not recorded)"},
+        "unrecorded": {"buffer_pool_instances": "default (innodb_buffer_pool_instances not recorded)",
+                       "join_buffer_size": "6M -> join_buffer_size = 6291456"}}
+    assert swept_as_used(SimpleNamespace(matrix={"cache_size": [1, 2]}), rows_, snapshots.get) is None
