@@ -78,6 +78,8 @@ def test_reads_from_about_zero_are_said_as_medians_not_a_percentage():
     assert "0 -&gt; 40 /exec" in table and "+4" not in table.split("0 -&gt; 40")[1].split("</tr>")[0]
     large = next(c for c in comparisons(executions(bka()), TIME) if c["metric"] == "physical_reads")
     assert not large["small_counts"] and "CI" in large["said"]
+    paired = next(c for c in comparisons(executions(points), TIME, paired=True) if c["metric"] == "physical_reads")
+    assert "reads 0 -> 40 per execution (medians, n=6 pairs;" in paired["said"]
 
 
 def test_reversed_effect_reverses_the_sentence():
@@ -94,6 +96,7 @@ def test_no_real_difference_is_said_as_none_larger_than_the_band():
     said = comparisons(executions(bka(ratio=1.0, reads_ratio=1.0, n=10)), TIME, band=0.10)
     assert {c["verdict"] for c in said} == {"same"}
     assert "no difference larger than 10%" in findings(said)[0]
+    assert all(c["said"].endswith("no difference larger than 10%") for c in said)  # no better/worse on a tie
 
 
 def test_the_captured_two_repetition_run_is_inconclusive_and_says_why():
