@@ -384,7 +384,8 @@ def test_each_swept_knob_is_shown_as_the_server_ran_it_at_each_point():
     knob inside a mapping option) at each point, from the variables of the point's first ok
     execution (not a timed-out one, not a counter row): what was asked and what the server had,
     "not applicable" where the server has no such variable (MariaDB's instances), "not recorded"
-    where its snapshot lacks it; the default point says "default"."""
+    where its snapshot lacks it, "server version not recorded" where the row lacks its server; the
+    default point says "default"."""
     from types import SimpleNamespace
 
     from mysqlbench.studies.analysis import swept_as_used
@@ -410,7 +411,9 @@ def test_each_swept_knob_is_shown_as_the_server_ran_it_at_each_point():
              row("bpi=8", {"buffer_pool_instances": 8, "join_buffer_size": "6M"}, "eight"),
              row("bpi=1 maria", {"buffer_pool_instances": 1, "join_buffer_size": "256K"}, "maria",
                  flavor="mariadb", version="10.11.6-MariaDB"),
-             row("unrecorded", {"join_buffer_size": "6M"}, "unrecorded")]
+             row("unrecorded", {"join_buffer_size": "6M"}, "unrecorded"),
+             {**row("no version", {"join_buffer_size": "6M"}, "unrecorded"), "server_version": None}]
+    del rows_[-1]["server_flavor"]
     used = swept_as_used(spec, rows_, snapshots.get)
     assert used.index.name == "point" and list(used.columns) == ["buffer_pool_instances", "join_buffer_size"]
     assert used.to_dict(orient="index") == {
@@ -421,5 +424,8 @@ def test_each_swept_knob_is_shown_as_the_server_ran_it_at_each_point():
         "bpi=8": {"buffer_pool_instances": "8 -> innodb_buffer_pool_instances = 8",
                   "join_buffer_size": "6M (join_buffer_size not recorded)"},
         "unrecorded": {"buffer_pool_instances": "default (innodb_buffer_pool_instances not recorded)",
-                       "join_buffer_size": "6M -> join_buffer_size = 6291456"}}
+                       "join_buffer_size": "6M -> join_buffer_size = 6291456"},
+        # a row that never recorded its server: which variable a knob is can't be known
+        "no version": {"buffer_pool_instances": "default (server version not recorded)",
+                       "join_buffer_size": "6M (server version not recorded)"}}
     assert swept_as_used(SimpleNamespace(matrix={"cache_size": [1, 2]}), rows_, snapshots.get) is None

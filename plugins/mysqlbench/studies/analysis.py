@@ -304,7 +304,9 @@ def swept_as_used(spec, rows: list[dict[str, Any]], snapshot) -> pd.DataFrame | 
         for knob in swept_knobs:
             variable = knob_rules.variable_for(knob, server) if server else None
             used = variables.get(variable) if variable else None
-            cells[knob] = (f"{asked.get(knob, 'default')} -> {variable} = {used}" if used is not None else
+            # (without the server's version the knob's variable is unknown: not "not applicable")
+            cells[knob] = (f"{asked.get(knob, 'default')} (server version not recorded)" if server is None else
+                           f"{asked.get(knob, 'default')} -> {variable} = {used}" if used is not None else
                            f"{asked.get(knob, 'default')} (not applicable here)" if variable is None else
                            f"{asked.get(knob, 'default')} ({variable} not recorded)")
         table[row["point"]] = cells
