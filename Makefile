@@ -7,7 +7,7 @@ DEMO_REPETITIONS ?= 4
 
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup demo test acceptance test-unit test-server test-e2e lint docs bench mutate down clean
+.PHONY: setup demo test acceptance test-unit test-server test-e2e lint docs bench mutate mutate-targets down clean
 
 setup:
 	@bin/setup
@@ -69,6 +69,11 @@ bench: setup
 # every surviving mutant listed. MUTATE_MODULES="statistics.py ..." (under plugins/mysqlbench/) narrows it.
 mutate: setup
 	bin/mutate $(MUTATE_MODULES)
+
+# a seeded sample of 200 mutants of targets/ against the unit and server tiers (outside make test;
+# about an hour here): each mutant runs the tests that reach its function, servers and all
+mutate-targets: setup
+	bin/mutate --server --sample 200 targets/
 
 down:
 	@bin/mysqlbench target down demo
