@@ -70,21 +70,6 @@ def test_restart_only_settings_are_not_applicable_over_ssh(ssh_target):
         control.restart({"innodb_buffer_pool_instances": 4})
 
 
-def test_an_ssh_control_without_its_parts_is_refused():
-    from mysqlbench.errors import InvalidInput
-    from mysqlbench.targets.connection import TargetConnection
-
-    base = {"host": "db1", "port": 3306, "login": "x", "password": "y"}
-    with pytest.raises(InvalidInput, match="needs ssh_conn_id"):
-        TargetConnection.from_fields("t", extra={"control": "ssh"}, **base)
-    with pytest.raises(InvalidInput, match="needs restart_command"):
-        TargetConnection.from_fields("t", extra={"control": "ssh", "ssh_conn_id": "h", "restart_command": "reboot"},
-                                     **base)
-    with pytest.raises(InvalidInput, match="needs datadir"):
-        TargetConnection.from_fields("t", extra={"control": "ssh", "ssh_conn_id": "h", "restart_command": ["x"],
-                                                 "datadir": "/var/lib/mysql; rm -rf /"}, **base)
-
-
 TOOLS_VIA_SSH = "mysqlbench_test_tools_via_ssh"
 
 

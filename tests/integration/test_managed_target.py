@@ -20,6 +20,7 @@ def test_runs_as_unprivileged_user_on_its_own_port(managed):
 
     health = managed.health()
     assert health["port"] == managed.spec.port and "MariaDB" in health["version"]
+    assert health["datadir"] == str(managed.datadir) and 0 <= health["uptime_s"] < 24 * 3600  # `target status`
     pid = int(managed.pid_file.read_text())
     owner = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
     assert owner == (managed.spec.os_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
@@ -31,6 +32,9 @@ def test_runs_as_unprivileged_user_on_its_own_port(managed):
 def test_benchmark_user_logs_in_and_detects_flavor(target):
     conn = target.connect()
     info = server_info(conn)
+    with conn.cursor() as cur:  # every connection speaks utf8mb4 (data and plans with any text)
+        cur.execute("SELECT @@character_set_client, @@character_set_results")
+        assert cur.fetchone() == ("utf8mb4", "utf8mb4")
     conn.close()
     assert info.is_mariadb and info.at_least(10, 6)
 
@@ -102,9 +106,10 @@ def test_global_settings_need_a_marked_target(target, managed):
     conn = external.connect()
     info = server_info(conn)
     before = knobs.read_variable(conn, "innodb_buffer_pool_size", "global")
-    with pytest.raises(UnsafeOperation, match="not marked as a benchmark target"):
+    with pytest.raises(UnsafeOperation, match="not marked as a benchmark target") as refused:
         knobs.apply_settings(conn, external, info, knobs.translate({"buffer_pool_size": "512M"}, info),
                              journal=RestoreJournal(external.conn_id))
+    assert "control: managed" not in str(refused.value)  # it never claimed to be ours: no word of a claim
     # session settings are fine on any target
     knobs.apply_settings(conn, external, info, knobs.translate({"join_buffer_size": "1M"}, info))
     assert knobs.read_variable(conn, "innodb_buffer_pool_size", "global") == before
@@ -499,8 +504,16 @@ def test_a_managed_restart_waits_for_another_clients_statement_and_refuses_to_cu
 
     pid = managed.pid()
     thread, out = running(8)
+    from mysqlbench.targets.sessions import busy_sessions
+
+    with managed.admin_connect() as admin:  # what the refusal names: the other session, as the server lists it
+        [busy] = busy_sessions(admin)
+    assert busy["user"] == managed.admin_user and busy["command"] == "Query"
+    assert busy["host"].split(":")[0] in ("localhost", "127.0.0.1")
+    assert busy["statement"] == "SELECT SLEEP(8)" and isinstance(busy["seconds"], int) and 0 <= busy["seconds"] < 8
+    assert isinstance(busy["id"], int) and busy["id"] > 0
     with pytest.raises(ServerBusy, match=r"still running after 1 s; not going on with restarting managed target "
-                                         r"'test' over it: .*SELECT SLEEP"):
+                                         r"'test' over it: .*'statement': 'SELECT SLEEP\(8\)'"):
         managed.restart(wait_s=1)
     thread.join()
     assert out == [0] and managed.pid() == pid  # not cut short; the server was not restarted

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +50,29 @@ def test_stop_ends_the_remote_process_group(sshd, tmp_path):
     # parent reaps it: not running)
     left = host.run(["sh", "-c", f"ps -o stat= -g {proc.pgid} | grep -v '^Z' || true"], timeout=30)
     assert left.strip() == ""
+
+
+def test_a_remote_tools_output_reaches_its_caller_line_by_line_secrets_redacted(sshd):
+    """A tool's output over SSH, as a study reads it: every line, the last one too when it has no
+    newline (sysbench's and slap's final lines are read from there), a secret on the command's
+    output redacted, and its exit status. (Issue 25 item 4: a mutant that broke the unterminated
+    last line survived.)"""
+    host = SshHost(SSH_CONN)
+    seen = []
+    proc = host.start(["sh", "-c", "printf 'first\\nkey=s3cr3t here\\nlast, no newline'; exit 3"], None,
+                      ["s3cr3t"], on_line=seen.append)
+    assert proc.wait(30) == 3
+    assert proc.lines == seen == ["first", "key=*** here", "last, no newline"]
+    # a line that looks like the process-group line is the tool's output, not a new group
+    proc = host.start(["sh", "-c", "echo mysqlbench-pgid 1"], None, [])
+    assert proc.wait(30) == 0 and proc.lines == ["mysqlbench-pgid 1"] and proc.pgid not in (None, 1)
+    # run: in the directory asked for; a failure names the tool, the host, its status and output
+    assert host.run(["pwd"], timeout=30, cwd=Path("/tmp")).strip() == "/tmp"
+    with pytest.raises(HostError, match=rf"^sh on 127.0.0.1:{sshd.port} exited with status 3: oops"):
+        host.run(["sh", "-c", "echo oops; exit 3"], timeout=30)
+    # a connection the host dropped is made again on the next command
+    host.client().get_transport().close()
+    assert host.run(["echo", "again"], timeout=30).strip() == "again"
 
 
 def test_a_wrong_host_key_is_refused(sshd, tmp_path):
@@ -153,4 +177,11 @@ def test_a_target_whose_tools_run_over_ssh_holds_that_host_too(sshd):
     host = f"host:{socket.gethostname()}"  # the SSH connection reaches 127.0.0.1: this machine
     assert host in target_resources(remote_db) and host in target_resources(other_db)
     plain = TargetConnection.from_fields("c", host="db1.example", extra={}, **base)
-    assert host not in target_resources(plain)
+    assert host not in target_resources(plain) and "host:db1.example" in target_resources(plain)
+    # an SSH connection to another machine holds that machine, by its name, not this one
+    from mysqlbench.targets.hold import ssh_host
+
+    os.environ["AIRFLOW_CONN_MYSQLBENCH_TEST_SSH_ELSEWHERE"] = json.dumps(
+        {**sshd.connection(), "host": "Bench-1.Example"})
+    assert ssh_host("mysqlbench_test_ssh_elsewhere") == "bench-1.example" != socket.gethostname()
+    assert ssh_host(SSH_CONN) == socket.gethostname()

@@ -97,3 +97,24 @@ def test_a_detached_build_hold_outlives_the_process_that_took_it(store, tmp_path
     with pytest.raises(HoldTimeout):
         Hold(store, ["dataset:x"], "a study point").acquire(wait_s=1)
     assert holder_of(store, "dataset:x")["purpose"] == "child"
+
+
+def test_a_server_is_named_by_its_machine_and_port_when_it_cannot_be_asked():
+    """The name holds and the restore journal use for a server that does not answer: its machine
+    (this host for a loopback address or a socket; a host name in any case is one machine) and its
+    port or socket, so two servers on one machine never share a hold, and one server reached by
+    two spellings of its host does; a target's resources name that machine."""
+    import socket
+
+    from mysqlbench.targets.connection import TargetConnection
+    from mysqlbench.targets.hold import address_identity, server_host
+
+    def conn(host, port=3306, **extra):
+        return TargetConnection.from_fields("t", host=host, port=port, login="x", password="y", extra=extra)
+
+    assert server_host(conn("DB1.Example")) == "db1.example" == server_host(conn("db1.example"))
+    assert server_host(conn("127.0.0.1")) == socket.gethostname() == server_host(conn("localhost"))
+    assert address_identity(conn("DB1.example", 3307)) == "server:db1.example:3307"
+    assert address_identity(conn("db1.example", 3307)) != address_identity(conn("db1.example", 3308))
+    local = f"server:{socket.gethostname()}:3306"
+    assert address_identity(conn("127.0.0.1")) == local == address_identity(conn("localhost"))
