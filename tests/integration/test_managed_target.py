@@ -517,3 +517,45 @@ def test_a_managed_restart_waits_for_another_clients_statement_and_refuses_to_cu
         managed.restart(wait_s=1)
     thread.join()
     assert out == [0] and managed.pid() == pid  # not cut short; the server was not restarted
+
+
+def test_a_snapshot_puts_the_datadir_back_as_it_was(managed):
+    """A workload that changes its data (TPC-C) starts every point from the same bytes: a snapshot
+    is a copy of the stopped datadir, the server started again after it; a restore stops the server
+    and puts the copy back for the caller to start. No half-made copy is left, a name that could
+    leave the snapshots folder is refused, and restoring a snapshot never taken says so."""
+    import shutil
+
+    from mysqlbench.errors import MysqlbenchError
+
+    def sql(*statements):
+        with managed.admin_connect() as conn, conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+            return cur.fetchall()
+
+    name = "snap_test-1.0"
+    try:
+        sql("CREATE DATABASE snap_test", "CREATE TABLE snap_test.t (v INT) ENGINE=InnoDB",
+            "INSERT INTO snap_test.t VALUES (1)")
+        taken = managed.snapshot(name)
+        assert taken["snapshot"] == name and taken["bytes"] > 1 << 20 and managed.is_running()
+        assert managed.has_snapshot(name) and (managed.snapshot_dir(name) / "snap_test").is_dir()
+        sql("UPDATE snap_test.t SET v = 2", "CREATE TABLE snap_test.later (x INT)")
+        assert managed.restore(name)["snapshot"] == name and not managed.is_running()
+        managed.start()
+        assert sql("SELECT v FROM snap_test.t") == ((1,),)
+        assert sql("SHOW TABLES FROM snap_test") == (("t",),)  # what came after the snapshot is gone
+        left = [p.name for p in (managed.root / "snapshots").iterdir()] + [p.name for p in managed.root.iterdir()]
+        assert not [n for n in left if n.endswith((".partial", ".restoring"))], left
+        for bad in ("../data", ".hidden", "a/b", ""):
+            with pytest.raises(InvalidInput, match="snapshot name"):
+                managed.snapshot(bad)
+        with pytest.raises(MysqlbenchError, match="has no snapshot 'never_taken'"):
+            managed.restore("never_taken")
+        assert managed.is_running()  # refused before the server was touched
+    finally:
+        if not managed.is_running():
+            managed.start()
+        sql("DROP DATABASE IF EXISTS snap_test")
+        shutil.rmtree(managed.root / "snapshots" / name, ignore_errors=True)
