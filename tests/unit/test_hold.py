@@ -118,3 +118,29 @@ def test_a_server_is_named_by_its_machine_and_port_when_it_cannot_be_asked():
     assert address_identity(conn("db1.example", 3307)) != address_identity(conn("db1.example", 3308))
     local = f"server:{socket.gethostname()}:3306"
     assert address_identity(conn("127.0.0.1")) == local == address_identity(conn("localhost"))
+
+
+def test_a_holder_that_ends_without_releasing_still_exits_and_is_taken_over(store, tmp_path):
+    """A task process that ends holding (an error past every handler, a forgotten release) exits
+    all the same: the lease's heartbeat never keeps a process alive. Its rows stay until their
+    lease runs out, but on this host the next taker sees the process gone and takes over at once.
+    (Issue 25 item 4: a heartbeat that was not a daemon thread survived every test.)"""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, 'plugins')\n"
+            "from mysqlbench.results.store import ResultsStore\n"
+            "from mysqlbench.targets.hold import Hold\n"
+            f"Hold(ResultsStore('sqlite:///{tmp_path / 'results.db'}'), ['target:a'], 'child').acquire()\n"
+            "print('held', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert holder_of(store, "target:a")["purpose"] == "child"  # left behind
+    started = time.monotonic()
+    taker = Hold(store, ["target:a"], "next").acquire(wait_s=5)
+    assert time.monotonic() - started < 2 and holder_of(store, "target:a")["purpose"] == "next"
+    taker.release()
