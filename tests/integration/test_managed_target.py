@@ -379,6 +379,16 @@ def test_a_journal_file_an_earlier_release_left_is_taken_over(target, admin):
     assert not legacy.exists() and journal.owner() == {"pid": 1}
     assert [e["variable"] for e in journal.replay(marked)] == ["innodb_old_blocks_time"]
     assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found
+    # the releases before those named the file by connection id: taken over as well
+    legacy = legacy.with_name(f"{marked.conn_id}.json")
+    legacy.write_text(json.dumps({"target": marked.conn_id, "owner": {"pid": 2},
+                                  "entries": [{"kind": "global", "variable": "innodb_old_blocks_time", "old": found}]}))
+    with admin.cursor() as cur:
+        cur.execute("SET GLOBAL innodb_old_blocks_time = 4323")
+    journal = RestoreJournal.of(marked)
+    assert not legacy.exists() and journal.owner() == {"pid": 2}
+    assert [e["variable"] for e in journal.replay(marked)] == ["innodb_old_blocks_time"]
+    assert knobs.read_variable(admin, "innodb_old_blocks_time", "global") == found
 
 
 def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, managed):
