@@ -412,6 +412,8 @@ def test_a_managed_target_that_is_down_is_unreachable_not_unmarked(target, manag
         with pytest.raises(TargetUnavailable, match=r"not reachable .*start it with: bin/mysqlbench target up test"):
             down.require_benchmark_target("run study x")
         assert _time.monotonic() - started < 10  # nobody restarting it: said at once
+        # down, it is held by the name it has when up (its spec says it), not by its address
+        assert target_resources(down)[0] == managed.resource()
         other = Hold(ResultsStore.from_airflow(), target_resources(down)[:1], "another study's cold point")
         other.owner = {**other.owner, "pid": os.getpid() + 1}  # another process's hold
         other.acquire(5)
