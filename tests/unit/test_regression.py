@@ -291,3 +291,18 @@ def test_a_series_says_when_it_can_alert():
     assert grown["can_alert"] and grown["moderate_step_by_run"] == 4  # C(14, 4) = 1001 >= 1000
     assert readiness(noisy(30, 0.1), [], T)["moderate_step_by_run"] == 3  # 20 baseline runs: C(23, 3)
     assert "run 4 after it" in grown["words"]
+
+
+def test_the_split_costs_median_is_numpys_bit_for_bit():
+    """``detect._median`` (the split cost's fast median) gives exactly what ``np.median`` gives, for
+    odd and even lengths, ties and one value: a cut the detector picks must not move with it."""
+    import numpy as np
+
+    from mysqlbench.regression.detect import _median
+
+    rng = np.random.default_rng(7)
+    for n in range(1, 41):
+        for values in (rng.lognormal(size=n), np.round(rng.normal(size=n), 1)):
+            assert _median(values) == float(np.median(values)), (n, values)
+    assert _median(np.array([3.0, 1.0])) == 2.0 and _median(np.array([5.0])) == 5.0
+    assert math.isnan(_median(np.array([])))
