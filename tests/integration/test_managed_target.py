@@ -572,3 +572,29 @@ def test_a_snapshot_puts_the_datadir_back_as_it_was(managed):
             managed.start()
         sql("DROP DATABASE IF EXISTS snap_test")
         shutil.rmtree(managed.root / "snapshots" / name, ignore_errors=True)
+
+
+def test_a_server_whose_socket_is_gone_is_still_stopped(session_dir, monkeypatch):
+    """The admin socket removed under a running server (a tmp cleaner does it): SHUTDOWN cannot be
+    sent, so stop falls back to SIGTERM, which the server takes as a clean shutdown, and the
+    process is gone well within the stop deadline (shortened here, so a stop that only waits
+    fails in seconds, not in five minutes)."""
+    from mysqlbench.targets import managed as managed_module
+    from mysqlbench.targets.instance import _alive
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    monkeypatch.setattr(managed_module, "STOP_TIMEOUT_S", 20)
+    root = session_dir / "work" / "targets" / "socketless"  # where the mysql OS user reaches
+    server = ManagedServer(ManagedSpec(name="socketless", conn_id="x", port=free_port()), root=root)
+    server.start()
+    try:
+        pid = server.pid()
+        server.socket.unlink()
+        with pytest.raises(TargetUnavailable, match="does not answer"):
+            server.admin_connect()
+        server.stop()
+        assert server.pid() is None and not _alive(pid)  # (a zombie until this process reaps it)
+        assert "Shutdown complete" in (root / "error.log").read_text()  # SIGTERM: a clean shutdown
+    finally:
+        if server.pid() is not None:
+            os.kill(server.pid(), 9)
