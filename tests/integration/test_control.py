@@ -137,3 +137,31 @@ def test_a_managed_instance_found_down_is_started_by_the_next_task(target, manag
     finally:
         if not managed.is_running():
             managed.start()
+
+
+def test_a_connection_that_only_claims_our_instance_gets_sql_only(managed, session_dir):
+    """A connection whose extras name our managed instance but which reaches another server (here
+    a second instance on its own port) is not proven: it gets the connection-only control, on that
+    connection, and a restart asked of it is refused naming it; our instance is not touched."""
+    from services import free_port
+
+    from mysqlbench.targets.managed import BENCH_USER, ManagedServer, ManagedSpec
+
+    other = ManagedServer(ManagedSpec(name="impostor", conn_id="mysqlbench_impostor", port=free_port()),
+                          root=session_dir / "work" / "targets" / "impostor")  # where the mysql OS user reaches
+    other.start()
+    try:
+        claim = TargetConnection.from_fields(
+            "mysqlbench_claims_test", host="127.0.0.1", port=other.spec.port, login=BENCH_USER,
+            password=other.ensure_benchmark_user(), extra={"control": "managed", "managed_target": managed.spec.name})
+        started = managed.pid()
+        only = take_control(claim, _NoLock())
+        assert type(only) is ConnectionOnly and only.target is claim and not claim.managed_proven
+        with pytest.raises(NotApplicable, match="mysqlbench_claims_test is managed .*cannot be restarted"):
+            only.restart()
+        with only.admin_connect() as conn, conn.cursor() as cur:  # SQL, on the server it reaches
+            cur.execute("SELECT @@port")
+            assert cur.fetchone()[0] == other.spec.port
+        assert managed.pid() == started
+    finally:
+        other.stop()
