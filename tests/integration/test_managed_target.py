@@ -598,3 +598,29 @@ def test_a_server_whose_socket_is_gone_is_still_stopped(session_dir, monkeypatch
     finally:
         if server.pid() is not None:
             os.kill(server.pid(), 9)
+
+
+@pytest.mark.parametrize("server_id", [None, "mysql-9.7"])  # the session's MariaDB; MySQL's --initialize
+def test_a_users_own_option_file_does_not_reach_a_new_datadir(server_id, session_dir, tmp_path, monkeypatch):
+    """The datadir is made with no option file but ours: a DBA's ~/.my.cnf (here one asking for
+    8 KB InnoDB pages) would otherwise shape the bootstrap, and the instance, started on its own
+    config, would refuse that datadir or differ from every other target."""
+    from mysqlbench import servers
+    from mysqlbench.targets.managed import ManagedServer, ManagedSpec
+
+    if server_id:
+        servers.fetch(server_id)  # instant when the session has it already
+    (tmp_path / ".my.cnf").write_text("[mysqld]\ninnodb_page_size = 8192\n[mariadb]\ninnodb_page_size = 8192\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    name = f"own_options_{server_id or 'default'}".replace("-", "_").replace(".", "_")
+    spec = ManagedSpec(name=name, conn_id="x", port=free_port(), **({"server": server_id} if server_id else {}))
+    server = ManagedServer(spec, root=session_dir / "work" / "targets" / name)  # where the mysql OS user reaches
+    try:
+        server.start()
+        conn = server.admin_connect()
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@innodb_page_size")
+            assert cur.fetchone()[0] == 16384
+        conn.close()
+    finally:
+        server.stop()
