@@ -61,13 +61,14 @@ def test_the_bka_study_runs_on_mysql_with_restarts_and_cold_cache(bag):
     them (on demand plus read-ahead, include/configs/counters.yaml), each comparison with its
     interval from 4 cold repetitions a point. Issue 23 item 5: by `Innodb_buffer_pool_reads` alone
     BKA read far fewer pages on MySQL than on MariaDB, because MySQL counts read-ahead outside it;
-    here BKA's on-demand reads drop while the pages read in all do not (measured at SF 0.01: +0%
-    and +14%): it trades on-demand reads for read-ahead."""
+    here BKA's on-demand reads drop while the pages read in all do not (measured at SF 0.01 over
+    both of the seed's buffer sizes: +0% and +14%; the test runs the small ones): it trades
+    on-demand reads for read-ahead."""
     from mysqlbench.studies.analysis import execution_frame
     from mysqlbench.workloads.tpch.workload import TpchWorkload
 
-    # the seed's small buffers only (the large ones' contrast is the same mechanism): 2 points x 4
-    # cold repetitions, each a MySQL restart
+    # the seed's small buffers only (the large ones show the same accounting): 2 points x 4 cold
+    # repetitions, each a MySQL restart
     result = run(bag, "tpch_bka_study", target_conn_id=MYSQL_CONN, repetitions=4, cache=["cold"],
                  matrix={"bka": ["off", "on"], "buffers": [{"join_buffer_size": "256K", "mrr_buffer_size": "256K"}]})
     assert str(result.state) == "success"
