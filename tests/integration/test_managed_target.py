@@ -559,6 +559,13 @@ def test_a_snapshot_puts_the_datadir_back_as_it_was(managed):
         managed.start()
         assert sql("SELECT v FROM snap_test.t") == ((1,),)
         assert sql("SHOW TABLES FROM snap_test") == (("t",),)  # what came after the snapshot is gone
+        # a second dataset's snapshot beside the first (the snapshots folder there by now), then
+        # the first put back again over the second's changes
+        sql("UPDATE snap_test.t SET v = 3")
+        assert managed.snapshot(f"{name}-b")["snapshot"] == f"{name}-b" and managed.has_snapshot(name)
+        managed.restore(name)
+        managed.start()
+        assert sql("SELECT v FROM snap_test.t") == ((1,),)
         left = [p.name for p in (managed.root / "snapshots").iterdir()] + [p.name for p in managed.root.iterdir()]
         assert not [n for n in left if n.endswith((".partial", ".restoring"))], left
         for bad in ("../data", ".hidden", "a/b", ""):
@@ -571,7 +578,8 @@ def test_a_snapshot_puts_the_datadir_back_as_it_was(managed):
         if not managed.is_running():
             managed.start()
         sql("DROP DATABASE IF EXISTS snap_test")
-        shutil.rmtree(managed.root / "snapshots" / name, ignore_errors=True)
+        for taken_name in (name, f"{name}-b"):
+            shutil.rmtree(managed.root / "snapshots" / taken_name, ignore_errors=True)
 
 
 def test_a_server_whose_socket_is_gone_is_still_stopped(session_dir, monkeypatch):

@@ -148,6 +148,10 @@ def test_a_target_made_on_the_command_line_is_found_again_as_it_was_saved(tmp_pa
                         overrides={"innodb_buffer_pool_size": "512M"}, os_user="benchuser", server="mariadb-10.11")
     assert saved.save() == tmp_path / "targets" / "cli_made" / "target.yaml" == ManagedSpec.path_of("cli_made")
     assert ManagedSpec.load("cli_made") == saved
+    # saved again over itself (its directory there by now), with a server of the user's own basedir
+    again = ManagedSpec(name="cli_made", conn_id="mysqlbench_cli_made", port=3399, basedir="/opt/mysql-8.0.36")
+    assert again.save() == ManagedSpec.path_of("cli_made")
+    assert ManagedSpec.load("cli_made") == again and ManagedSpec.load("cli_made").basedir == "/opt/mysql-8.0.36"
     (tmp_path / "targets" / "bare").mkdir()
     (tmp_path / "targets" / "bare" / "target.yaml").write_text(yaml.safe_dump({"conn_id": "c", "port": 3398}))
     assert ManagedSpec.load("bare") == ManagedSpec(name="bare", conn_id="c", port=3398)
