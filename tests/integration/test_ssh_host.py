@@ -185,3 +185,17 @@ def test_a_target_whose_tools_run_over_ssh_holds_that_host_too(sshd):
         {**sshd.connection(), "host": "Bench-1.Example"})
     assert ssh_host("mysqlbench_test_ssh_elsewhere") == "bench-1.example" != socket.gethostname()
     assert ssh_host(SSH_CONN) == socket.gethostname()
+
+
+def test_a_targets_tools_run_where_its_connection_says(sshd, target):
+    """``host_of``: a connection with an ``ssh_conn_id`` extra runs its tools on that benchmark host
+    (a command there shows in its sshd's log); one without runs them here."""
+    import dataclasses
+
+    from mysqlbench.targets.host import LocalHost, host_of
+
+    remote = host_of(dataclasses.replace(target, ssh_conn_id=SSH_CONN))
+    assert isinstance(remote, SshHost) and remote.ssh_conn_id == SSH_CONN
+    remote.run(["echo", "host_of-probe"], timeout=30)
+    assert any("host_of-probe" in line for line in sshd.commands())
+    assert isinstance(host_of(target), LocalHost) and target.ssh_conn_id is None
