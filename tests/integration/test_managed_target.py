@@ -563,7 +563,11 @@ def test_a_snapshot_puts_the_datadir_back_as_it_was(managed):
         # the first put back again over the second's changes
         sql("UPDATE snap_test.t SET v = 3")
         assert managed.snapshot(f"{name}-b")["snapshot"] == f"{name}-b" and managed.has_snapshot(name)
+        stale = managed.datadir.with_name(managed.datadir.name + ".restoring")  # an interrupted restore's
+        stale.mkdir()
+        (stale / "half-copied").write_text("x")
         managed.restore(name)
+        assert not stale.exists() and not (managed.datadir / "half-copied").exists()
         managed.start()
         assert sql("SELECT v FROM snap_test.t") == ((1,),)
         left = [p.name for p in (managed.root / "snapshots").iterdir()] + [p.name for p in managed.root.iterdir()]
