@@ -209,3 +209,29 @@ def test_a_connection_only_tpcc_target_gets_its_dataset_back_by_a_rebuild(target
     finally:
         with admin.cursor() as cur:
             cur.execute(f"DROP SCHEMA IF EXISTS {schema}")
+
+
+def test_a_dataset_build_keeps_its_dataset_held_between_its_steps_until_it_ends(target, tmp_path):
+    """A build that spans tasks (tpch_load's steps): after each step the dataset stays held under
+    the build's token, by no process (the step's task ends; only the lease says when the build is
+    gone), so another build waits; the build's next step takes it up again, and the end of the
+    build frees it. (Issue 25 item 4: reached only by whole Airflow runs before.)"""
+    import json
+
+    from mysqlbench.targets.hold import Hold, HoldTimeout, dataset_resource
+    from mysqlbench.targets.lock import building, end_build
+
+    store = ResultsStore(f"sqlite:///{tmp_path / 'holds.db'}")
+    resource = dataset_resource(target, "build_held")
+    with building(target, "build_held", "tpch_load__run_a", wait_s=5, store=store):
+        pass
+    with store.engine.connect() as conn:
+        [owner] = [json.loads(row.owner) for row in conn.execute(Hold(store, [resource], "x").table.select())]
+    assert owner["pid"] is None and owner["purpose"] == "dataset build tpch_load__run_a"
+    other = Hold(store, [resource], "another build")
+    with pytest.raises(HoldTimeout, match="dataset build tpch_load__run_a"):
+        other.acquire(wait_s=0.5)
+    with building(target, "build_held", "tpch_load__run_a", wait_s=5, store=store):  # its next step
+        pass
+    end_build(target, "build_held", "tpch_load__run_a", store=store)
+    other.acquire(wait_s=0.5).release()
