@@ -18,8 +18,13 @@ def store(tmp_path):
 
 def test_a_held_target_makes_the_next_taker_wait_until_it_is_released(store):
     first = Hold(store, ["target:a", "host:h"], "first").acquire()
-    with pytest.raises(HoldTimeout, match="still held"):
+    with pytest.raises(HoldTimeout, match="still held") as refused:
         Hold(store, ["target:a", "host:h"], "second").acquire(wait_s=1)
+    # what a blocked user reads: which resource, whose hold, for what, and how long its lease has left
+    said = str(refused.value)
+    assert "'resource': 'host:h'" in said and "'purpose': 'first'" in said and f"'holder': '{first.token}'" in said
+    left = float(said.split("'lease_left_s': ")[1].split("}")[0])
+    assert 0 < left <= first.lease_s, said
     got = []
     waiter = threading.Thread(target=lambda: got.append(Hold(store, ["target:a", "host:h"], "third").acquire(5)))
     waiter.start()
