@@ -73,9 +73,12 @@ def test_a_run_records_per_type_results_and_a_series_after_the_rampup(on_mariadb
         assert metrics[f"{kind}_p50_ms"]["value"] <= metrics[f"{kind}_p99_ms"]["value"] <= metrics[f"{kind}_max_ms"]["value"]
     assert metrics["new_orders_per_min"]["unit"] == "1/min"
     # issue 26: our driver's own count of the window, against the database's over the same span,
-    # within the calls in flight at its two edges (one a terminal: BASE's 4)
+    # within the New-Orders alive while either of the database's reads was on its way (seen 1 to 5
+    # of ~3,500 with BASE's 4 terminals); a driver counting its rollbacks as New-Orders (1% of
+    # them, ~35 here) exceeds it (tried)
     driver, database = metrics["driver_new_orders"]["value"], metrics["new_orders_committed"]["value"]
-    assert database > 50 and abs(driver - database) <= BASE["connections"], (driver, database)
+    alive = metrics["new_orders_alive_at_reads"]["value"]
+    assert database > 50 and abs(driver - database) <= alive < 0.02 * database, (driver, database, alive)
     assert 0 <= metrics["stability_cv"]["value"] < 1  # over the three intervals after the rampup
     (series_row,) = [r for r in rows if r["kind"] == "series" and r["metric"] == "new_orders_per_min"]
     series = TimeSeries.from_json(series_row["series"])

@@ -87,6 +87,13 @@ def test_results_count_only_the_measure_window():
     read = d.results([a, b], config, window=(11.0, 26.0))
     assert read["new_orders"] == 2 and read["new_orders_per_min"] == pytest.approx(2 * 60 / 15)
     assert read["measure_s"] == 15.0 and [round(i["end_s"]) for i in read["intervals"]] == [10, 20, 30]
+    assert read["new_orders_alive_at_reads"] is None  # no reads' round trips given
+    # the committed New-Orders alive while a read was on its way: begun by the time it was answered,
+    # not yet ended when it was sent (12.0 ended inside the first; 25.0 began at 24.96 and ended
+    # after the second was sent; the rollback at 15.0 and 29.9, alive at neither, do not count)
+    edged = d.results([a, b], config, window=(11.0, 26.0), reads=[(11.99, 12.01), (24.97, 24.98)])
+    assert edged["new_orders_alive_at_reads"] == 2
+    assert d.results([a, b], config, reads=[(15.0, 15.0)])["new_orders_alive_at_reads"] == 0
 
 
 def test_driver_config_refuses_bad_windows():

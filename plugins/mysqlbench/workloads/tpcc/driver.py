@@ -464,11 +464,14 @@ def window_intervals(intervals: list[dict[str, Any]], config: DriverConfig) -> l
     return [i for i in intervals if counts(i)]
 
 
-def results(records: list[Record], config: DriverConfig, window: tuple[float, float] | None = None) -> dict[str, Any]:
+def results(records: list[Record], config: DriverConfig, window: tuple[float, float] | None = None, *,
+            reads: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     """What the measure window holds: calls that ended in [rampup, rampup + measure), or in
     ``window`` (seconds since the terminals started): the edges at which the database's own count
-    was read, so the two counts cover the same span and differ by at most the calls in flight at
-    its edges, one a terminal."""
+    was read, so the two counts cover the same span. ``reads``: those reads' round trips (sent,
+    answered); the database's snapshot lies somewhere inside each, so a New-Order is counted on one
+    side only if it was alive (begun, not yet seen ended) during one of them, and
+    ``new_orders_alive_at_reads`` counts those: the most the two counts can honestly differ by."""
     import numpy as np
 
     kind = np.concatenate([np.asarray(r.kind, dtype=np.int8) for r in records]) if records else np.array([])
@@ -490,6 +493,11 @@ def results(records: list[Record], config: DriverConfig, window: tuple[float, fl
             "max_ms": float(lat.max()) if len(lat) else None,
         }
     new_orders = per_type["new_order"]["ok"]
+    alive = None
+    if reads is not None:
+        committed = (kind == 0) & (status == 0)
+        began = end - latency
+        alive = int(sum((committed & (began <= answered) & (end >= sent)).sum() for sent, answered in reads))
     # per interval of the whole run (rampup included, marked), from the calls' end times
     edges = interval_edges(config)
     bins = np.digitize(end, edges) - 1
@@ -508,6 +516,7 @@ def results(records: list[Record], config: DriverConfig, window: tuple[float, fl
         for key, value in record.errors.items():
             errors[key] = errors.get(key, 0) + value
     return {"new_orders_per_min": new_orders * 60 / (stop - start), "new_orders": new_orders,
+            "new_orders_alive_at_reads": alive,
             "new_orders_whole_run": int(((kind == 0) & (status == 0)).sum()),
             "transactions": int((inside & (status == 0)).sum()), "per_type": per_type, "intervals": intervals,
             "errors": errors, "measure_s": stop - start, "rampup_s": start}

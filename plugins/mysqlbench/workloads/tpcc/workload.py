@@ -276,6 +276,9 @@ class TpccWorkload(StudyWorkload):
             "window_s": (counted["seconds"], "s"),
             "driver_new_orders_per_min": (out["new_orders_per_min"], "1/min"),
             "driver_new_orders": (float(out["new_orders"]) if out.get("new_orders") is not None else None, "count"),
+            # how far the two counts may honestly differ (our driver only)
+            "new_orders_alive_at_reads": (float(out["new_orders_alive_at_reads"])
+                                          if out.get("new_orders_alive_at_reads") is not None else None, "count"),
             "transactions_per_s": (out["transactions"] / out["measure_s"] if out["transactions"] is not None
                                    else None, "1/s"),
             "driver_cpu_share": (counted["driver_cpu_s"] / counted["seconds"]
@@ -375,10 +378,18 @@ class TpccWorkload(StudyWorkload):
 # -- the drivers: each runs the rampup outside the engine's window and the measure phase inside it,
 # and reads sum(d_next_o_id) at the window's edges (outside it: one cheap read on each side)
 def _new_orders(conn, table: str = "district") -> int:
+    return _new_orders_read(conn, table)[0]
+
+
+def _new_orders_read(conn, table: str = "district") -> tuple[int, tuple[float, float]]:
+    """The database's New-Order count, with the client's clock just before the SELECT was sent and
+    just after its answer came: the snapshot it read was taken somewhere between the two."""
     conn.commit()  # a fresh snapshot for each read
     with conn.cursor() as cur:
+        sent = time.perf_counter()
         cur.execute(f"SELECT SUM(d_next_o_id) FROM `{check_name(table, 'table')}`")
-        return int(cur.fetchone()[0])
+        value = int(cur.fetchone()[0])
+        return value, (sent, time.perf_counter())
 
 
 def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], _name: str):
@@ -389,9 +400,13 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
         while time.perf_counter() < deadline and not session.window.aborted:
             time.sleep(0.05)
         # the database's count is read at the window's edges, and the driver's own count covers
-        # the same span, so the two agree within the calls in flight at an edge (one a terminal)
-        edge = time.perf_counter()
-        before, cpu = _new_orders(session.conn), driver.cpu_seconds()
+        # the same span (from the middle of one read's round trip to the middle of the other's), so
+        # the two differ by at most the New-Orders alive while either read was on its way: the
+        # snapshot is taken at an unknown instant inside the round trip, and the terminals' threads
+        # share this process with the read (a read's round trip was seen to stretch to ~20 ms)
+        before, opening = _new_orders_read(session.conn)
+        cpu = driver.cpu_seconds()
+        edge = sum(opening) / 2
 
         def window() -> None:  # the measure phase only: the terminals are already running
             end = driver.started + config.rampup_s + config.measure_s
@@ -399,8 +414,9 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
                 time.sleep(0.05)
 
         measured = session.window.run(window, kill=driver.stop)
-        closing = time.perf_counter()
-        after, cpu = _new_orders(session.conn), driver.cpu_seconds() - cpu
+        after, closing_read = _new_orders_read(session.conn)
+        cpu = driver.cpu_seconds() - cpu
+        closing = sum(closing_read) / 2
         seconds = closing - edge
     finally:
         driver.stop()
@@ -409,8 +425,9 @@ def _ours(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, 
     # our driver runs in this process (its CPU is this process's, plus the engine's once-a-second OS
     # sampler, a few /proc reads), or in child processes too (theirs added)
     counted = {"new_orders": after - before, "seconds": seconds, "driver_cpu_s": cpu}
-    return measured, tpcc_driver.results(driver.records, config, (edge - driver.started, closing - driver.started)), \
-        counted
+    reads = [(a - driver.started, b - driver.started) for a, b in (opening, closing_read)]
+    return measured, tpcc_driver.results(driver.records, config, (edge - driver.started, closing - driver.started),
+                                         reads=reads), counted
 
 
 def _peer(session: Session, config: tpcc_driver.DriverConfig, marker: dict[str, Any], name: str, *,
