@@ -19,9 +19,15 @@ def work_dir() -> Path:
     ``MYSQLBENCH_WORK_DIR`` moves it (tests use a temporary one); by default it is ``work/`` in
     the repository, which git ignores.
     """
-    path = Path(os.environ.get("MYSQLBENCH_WORK_DIR") or REPO_ROOT / "work")
+    path = work_dir_path()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def work_dir_path() -> Path:
+    """Where the work directory is, without creating it: for readers (the API server's pages),
+    which may run where there is none and may not make one (a container's read-only tree)."""
+    return Path(os.environ.get("MYSQLBENCH_WORK_DIR") or REPO_ROOT / "work")
 
 
 _KEPT = re.compile(r"[A-Za-z0-9_.-]")

@@ -106,7 +106,10 @@ def _page(title: str, *body: str) -> HTMLResponse:
 
 
 def _reports_root() -> Path:
-    return (paths.work_dir() / "reports").resolve()
+    """This machine's reports folder, which may not exist: the pages only read (on a deployment's
+    API server, reports come from the results store; its container has no work directory and may not
+    make one)."""
+    return (paths.work_dir_path() / "reports").resolve()
 
 
 def runs_of(store) -> dict[str, list[dict[str, Any]]]:
