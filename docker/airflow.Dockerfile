@@ -1,7 +1,10 @@
 # The Airflow image docker-compose.yaml runs: Airflow's official image at the version
 # requirements.txt pins, with the project's Python dependencies installed from the repository's own
 # files (the same pins and constraints as bin/setup) and the tools a worker runs.
-FROM apache/airflow:3.3.2-python3.11
+# AIRFLOW_IMAGE: the official image unless a build says otherwise (the compose test builds a
+# stand-in from Debian's packages, since no registry is reachable there: tests/compose/).
+ARG AIRFLOW_IMAGE=apache/airflow:3.3.2-python3.11
+FROM ${AIRFLOW_IMAGE}
 
 USER root
 # mysqlclient's headers, the MariaDB client and load tools, OS samplers, an SSH client

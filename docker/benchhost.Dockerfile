@@ -2,7 +2,9 @@
 # (the tools the measuring tasks run here over SSH), and sshd with the host key from docker/ssh/host
 # (pinned in the workers' SSH connection). The workers log in as root with their key only: this
 # container is the benchmark machine, whose server they restart and whose page cache they drop.
-FROM debian:12
+# BASE_IMAGE: Debian 12 unless a build says otherwise (the compose test's own bookworm base).
+ARG BASE_IMAGE=debian:12
+FROM ${BASE_IMAGE}
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends mariadb-server mariadb-client sysbench sysstat openssh-server \
