@@ -37,6 +37,9 @@ def test_our_managed_instance_gets_the_managed_control_and_anything_else_connect
     dropped = control.drop_os_cache("target_files")  # the instance's own files, here
     assert dropped["method"] == "posix_fadvise(DONTNEED)" and int(dropped["scope"].split()[0]) > 0
     assert dropped["o_direct_note"].startswith("innodb_flush_method=O_DIRECT")
+    # the scope asked for is the one done (root here: drop_caches is allowed), not the default
+    whole = control.drop_os_cache("host")
+    assert (whole["method"], whole["scope"]) == ("drop_caches", "whole page cache"), whole
 
     external = TargetConnection.from_airflow(EXTERNAL_MARKED_CONN)
     assert ensure_running(external) is None  # not ours to start: nothing is looked up
