@@ -7,7 +7,7 @@ cached by their build inputs from one run to the next (a changed input rebuilds:
 base is tagged by a hash of its inputs, the Dockerfile builds by Docker's own layer cache). It runs
 only while a test needs it (facts.md): started by ``engine()``, stopped after, with the stack's
 containers, networks and volumes removed by the test itself; one test run at a time holds the
-cache (a file lock)."""
+cache (a file lock beside its socket)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from services import stop_groups
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE, VARIANT, MIRROR = "bookworm", "minbase", "http://deb.debian.org/debian"
@@ -41,8 +43,8 @@ def engine(log: Path):
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     SOCKET_DIR.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / "docker.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one engine on this data root at a time
+    with open(SOCKET_DIR / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one engine at a time: its socket and exec root are fixed
         sock = SOCKET_DIR / "docker.sock"
         _clear_stale_pidfile(SOCKET_DIR / "dockerd.pid")
         env = {**os.environ, "DOCKER_HOST": f"unix://{sock}"}
@@ -61,12 +63,7 @@ def engine(log: Path):
                 time.sleep(0.5)
             yield env
         finally:
-            daemon.terminate()
-            try:
-                daemon.wait(60)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait(10)
+            stop_groups([daemon], grace=60)  # dockerd, its containerd and any shim left
 
 
 def _clear_stale_pidfile(pidfile: Path) -> None:
