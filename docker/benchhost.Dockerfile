@@ -11,6 +11,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /run/sshd
 COPY docker/benchhost/restart-mariadb docker/benchhost/entrypoint /usr/local/bin/
+COPY docker/benchhost/benchmark.cnf /etc/mysql/mariadb.conf.d/90-benchmark.cnf
 RUN chmod 0755 /usr/local/bin/restart-mariadb /usr/local/bin/entrypoint
 EXPOSE 22 3306
 ENTRYPOINT ["/usr/local/bin/entrypoint"]

@@ -31,6 +31,19 @@ def evict_files(directory: Path) -> int:
     return evicted
 
 
+def restart_left_warm(load_at_startup) -> str | None:
+    """Why a restart would not empty the buffer pool, from the server's
+    ``innodb_buffer_pool_load_at_startup`` (ON by default on MySQL and MariaDB: the pages it dumped
+    at shutdown are read back at startup, in the background), or None. Our managed instances run
+    with it OFF (include/configs/*/base.cnf); a server we only restart (``control: ssh``) runs
+    with its own configuration, and a cold point there is cold only if it is OFF too."""
+    if str(load_at_startup).strip().upper() in ("0", "OFF", "FALSE"):
+        return None
+    return (f"a restart does not empty the buffer pool: innodb_buffer_pool_load_at_startup is "
+            f"{load_at_startup} on this server (it reads back the pages it dumped at shutdown); set it OFF "
+            "in the server's configuration for cold points")
+
+
 def drop_os_cache(datadir: Path, scope: str = "target_files") -> dict[str, Any]:
     """Empty the page cache of the target's files (default: a shared host's other work keeps its
     cache, and a sweep does this before every cold repetition), or of the whole host when the spec

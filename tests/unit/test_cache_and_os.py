@@ -151,3 +151,16 @@ def test_target_files_leave_the_page_cache_and_other_files_stay(tmp_path):
     evidence = drop_os_cache(datadir)
     assert evidence["method"] == "posix_fadvise(DONTNEED)" and evidence["scope"] == "1 files of the target's datadir"
     assert resident_pages(datadir / "ibdata1") == 0 and resident_pages(other) > 0
+
+
+def test_a_server_that_loads_its_buffer_pool_at_startup_has_no_cold_restart():
+    """MySQL's and MariaDB's default reads the dumped pages back after a restart: a cold point
+    there is not applicable, with the reason and the fix; OFF (however the server spells it) is
+    cold."""
+    from mysqlbench.cache import restart_left_warm
+
+    for off in (0, "0", "OFF", "off"):
+        assert restart_left_warm(off) is None
+    for on in (1, "1", "ON"):
+        why = restart_left_warm(on)
+        assert why and "innodb_buffer_pool_load_at_startup" in why and "set it OFF" in why

@@ -165,6 +165,12 @@ class PointRun:
             probe = self.target.connect()
             try:
                 info, session_settings, global_settings = self._settings(probe)
+                if self.point["cache"] == "cold" and self.workload.buffer_pool_cache:
+                    with probe.cursor() as cur:
+                        cur.execute("SELECT @@GLOBAL.innodb_buffer_pool_load_at_startup")
+                        why = cache.restart_left_warm(cur.fetchone()[0])
+                    if why:
+                        raise NotApplicable(f"cold cache on {self.target.conn_id}: {why}")
             except NotApplicable as exc:
                 return self._not_applicable(str(exc))
             finally:
