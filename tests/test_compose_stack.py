@@ -103,9 +103,21 @@ def stack(session_dir):
                                "up_to_healthy_s": round(healthy, 1)}}
         finally:
             logs = subprocess.run([*compose, "logs", "--no-color"], cwd=clone, env=env, capture_output=True, text=True)
-            (artifacts / "stack.log").write_text(logs.stdout[-2_000_000:])
+            (artifacts / "stack.log").write_text(_redacted(logs.stdout[-2_000_000:], values))
             subprocess.run([*compose, "down", "-v", "--remove-orphans", "--timeout", "20"], cwd=clone, env=env,
                            capture_output=True, timeout=600)
+
+
+SECRET_KEYS = ("POSTGRES_PASSWORD", "RESULTS_DB_PASSWORD", "TARGET_PASSWORD", "TARGET_ROOT_PASSWORD",
+               "AIRFLOW_FERNET_KEY", "AIRFLOW_JWT_SECRET")
+
+
+def _redacted(text: str, values: dict[str, str]) -> str:
+    """The stack's logs as kept in work/test-artifacts: no secret of .env, and not the admin
+    password the api-server prints."""
+    for key in SECRET_KEYS:
+        text = text.replace(values[key], "***")
+    return re.sub(r"(Password for user '[^']+': )\S+", r"\1***", text)
 
 
 def _fernet_key() -> str:
