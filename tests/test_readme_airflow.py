@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 from readme_clone import fresh_clone, move_demo_port, rest, run, user_env, wait
@@ -351,8 +351,11 @@ def _check_benchmark_pages(clone, env, study_runs: list[str]) -> None:
     status, kind, _ = get(base, src.rsplit("/", 1)[0] + "/" + chart, token)
     assert status == 200 and kind == "image/png"
     status, _, side = get(base, f"/mysqlbench/compare?dag_id=tpch_power&a={study_runs[0]}&b={study_runs[-1]}", token)
-    assert status == 200 and "two runs side by side" in side and "q03" in side and "A: mariadb 10.11" in side
-    assert "B: mariadb 11.8" in side and "Plan structure" in side
+    assert status == 200 and "two runs side by side" in side and "q03" in side and "Plan structure" in side
+    # the columns are the runs, each run's server in its lineage row (issue 24: labelled by server)
+    assert f"<td>run A</td><td>{study_runs[0]}</td><td>mariadb 10.11" in side
+    assert f"<td>run B</td><td>{study_runs[-1]}</td><td>mariadb 11.8" in side and "run B / run A" in side
+    assert "<img alt='ratio chart' src='data:image/png;base64," in side
     # what does not exist is 404, and no page (FastAPI's docs included) is served without a login
     assert get(base, "/mysqlbench/runs/tpch_power/manual__no_such_run", token)[0] == 404
     assert get(base, "/mysqlbench/runs/tpch_load/manual__no_such_run", token)[0] == 404
@@ -476,87 +479,165 @@ def test_backfill_across_server_versions(clone, stack):
             assert versions.already_measured(store, key)["run_id"] == measured_version["run_id"]
 
 
+def _trigger_from_the_form(page, base: str, dag_id: str, typed: dict[tuple[str, str], str]) -> str:
+    """Trigger ``dag_id`` from Airflow's own trigger form as a person does: open it, type each value
+    (``typed``: (form section, param) -> the text typed) into its field, press Trigger; the run id
+    is the one Airflow made, read from the run page the form opens."""
+    page.goto(f"{base}/dags/{dag_id}")
+    page.get_by_role("button", name="Trigger").first.click()
+    opened = set()
+    for (section, name), text in typed.items():
+        if section not in opened:  # sections start closed; each opens once
+            page.get_by_text(section, exact=True).click()
+            opened.add(section)
+        _type_into(page.locator(f"[name=element_{name}]"), text)
+    page.get_by_role("button", name="Trigger").last.click()
+    page.wait_for_url(re.compile(rf"/dags/{dag_id}/runs/[^/?]+"), timeout=60_000)
+    return unquote(re.search(rf"/dags/{dag_id}/runs/([^/?]+)", page.url).group(1))
+
+
+def _type_into(field, text: str) -> None:
+    """Replace a form field's value by typing ``text`` key by key (a list box: one item a line)."""
+    field.click()
+    field.press("Control+a")
+    field.press("Backspace")
+    if field.evaluate("e => e.tagName") == "TEXTAREA":
+        field.fill(text)
+    else:
+        field.press_sequentially(text)
+    field.press("Tab")
+
+
 def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
-    """Issue 12's browser test: a study triggered twice through the REST API with a conf and no run
-    id, as a user does (the two runs differ in repetitions; Airflow names them); then, in headless Chromium,
-    what a person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as
-    valid, a run's Benchmark report tab shows the report with its chart, and the compare page puts
-    the two runs side by side. Screenshots go to work/test-artifacts/ui/ of the repository."""
+    """Issue 12's and issue 24's browser test, in headless Chromium: a study triggered from Airflow's
+    own trigger form (its values typed into the form's fields, no run id: Airflow names it) and
+    once more through the REST API with a conf (the runs differ in repetitions); then what a
+    person sees: the Benchmarks page in the Airflow UI's navigation lists both runs as valid, a
+    run's Benchmark report tab shows the report with its chart, and the compare page puts the two
+    runs side by side with each ratio's interval, n and verdict. A bad value typed in the form
+    shows its reason: letters in a number field leave it empty, "This field is required" and no
+    Trigger; a value the study refuses (repetitions "fiv") starts a run that its first check
+    refuses, and the run's Benchmark tab says why. Screenshots go to work/test-artifacts/ui/."""
     from playwright.sync_api import expect, sync_playwright
 
     artifacts = REPO / "work" / "test-artifacts" / "ui"
     artifacts.mkdir(parents=True, exist_ok=True)
     conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2}
     base, token, scheduler = stack["_base"], stack["_token"], stack["_proc"]
-    with _unpaused(clone, stack, "tpch_power"):
-        # triggered as a user does, without a run id: Airflow names them manual__<time>_<random>
-        ids = [rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
-                     {"logical_date": None, "conf": {**conf, **extra}}, token)["dag_run_id"]
-               for extra in ({}, {"repetitions": 3})]
-        assert all(i.startswith("manual__") and "+" in i and ":" in i for i in ids), ids
-        run_a, run_b = ids
 
-        def done(run_id):
-            state = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_id, safe='')}", token=token)["state"]
-            return state if state in ("success", "failed") else None
-        for run_id in ids:
-            assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", scheduler) == "success", run_id
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-            try:
-                anonymous = browser.new_page()
-                assert anonymous.goto(f"{base}/mysqlbench/").status == 401
-                context = browser.new_context(viewport={"width": 1500, "height": 1000})
-                context.add_cookies([{"name": "_token", "value": token, "url": base}])
-                page = context.new_page()
-                page.goto(f"{base}/plugin/benchmarks")
-                pages = page.frame_locator("iframe").first
-                expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
-                expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
-                expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
-                page.screenshot(path=artifacts / "benchmarks.png")
-                # the trigger form draws a list of fixed choices as a multi-select (issue 24 item 3:
-                # "Cache modes" was a free-text box), each chosen value a removable chip
-                page.goto(f"{base}/dags/tpch_bka_study")
-                page.get_by_role("button", name="Trigger").first.click()
-                page.get_by_text("Sweep", exact=True).click()
-                cache = page.locator("#element_cache")
-                expect(cache).to_be_visible(timeout=30_000)
-                assert cache.evaluate("e => e.tagName") != "TEXTAREA"
-                expect(cache).to_contain_text("cold")
-                expect(cache).to_contain_text("warm")
-                page.screenshot(path=artifacts / "trigger_form.png")
-                page.keyboard.press("Escape")
-                # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)
-                page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
-                page.get_by_role("link", name="Benchmark report").click()
-                run_page = page.frame_locator("iframe").first
-                expect(run_page.get_by_text("valid;")).to_be_visible(timeout=60_000)
-                report = run_page.frame_locator("iframe[title=report]")
-                expect(report.get_by_role("heading", name="tpch_power")).to_be_visible(timeout=60_000)
-                chart = report.locator("img[alt^='primary_q03']")
-                expect(chart).to_be_visible()
-                assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
-                page.screenshot(path=artifacts / "run_report.png", full_page=True)
-                # from the run's tab, the other run chosen in its compare form
-                run_page.get_by_role("combobox").select_option(run_b)
-                run_page.get_by_role("button", name="side by side").click()
-                expect(run_page.get_by_role("heading", name="tpch_power: two runs side by side")).to_be_visible(
-                    timeout=60_000)
-                table = run_page.locator("table").nth(1)
-                expect(table).to_contain_text("q03")
-                expect(table).to_contain_text("B: mariadb 10.11")
-                page.screenshot(path=artifacts / "compare.png", full_page=True)
-                # run A's Rerun action: Airflow triggers it as this user; the tab then names the new run
-                page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
-                page.get_by_role("link", name="Benchmark report").click()
-                run_page = page.frame_locator("iframe").first
-                run_page.get_by_role("button", name="Rerun").click()
-                expect(run_page.get_by_role("heading", name="Rerun triggered")).to_be_visible(timeout=60_000)
-                rerun_id = run_page.get_by_role("link", name=re.compile(r"^manual__")).inner_text()
-            finally:
-                browser.close()
-        assert rerun_id not in ids and wait(lambda: done(rerun_id), 900, "the rerun", scheduler) == "success"
+    def done(run_id):
+        state = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_id, safe='')}", token=token)["state"]
+        return state if state in ("success", "failed") else None
+
+    with _unpaused(clone, stack, "tpch_power"), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        try:
+            anonymous = browser.new_page()
+            assert anonymous.goto(f"{base}/mysqlbench/").status == 401
+            context = browser.new_context(viewport={"width": 1500, "height": 1000})
+            context.add_cookies([{"name": "_token", "value": token, "url": base}])
+            page = context.new_page()
+            # run A from the form, its values typed; run B through the REST API, without a run id
+            run_a = _trigger_from_the_form(page, base, "tpch_power", {
+                ("Dataset", "scale_factor"): str(SF), ("Sweep", "units"): "\n".join(conf["queries"]),
+                ("Measurement", "repetitions"): str(conf["repetitions"])})
+            run_b = rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
+                         {"logical_date": None, "conf": {**conf, "repetitions": 3}}, token)["dag_run_id"]
+            ids = [run_a, run_b]
+            assert all(i.startswith("manual__") and "+" in i and ":" in i for i in ids), ids
+            # what was typed is what the run got (a mistyped number once became the spec's SF 1)
+            typed = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_a, safe='')}", token=token)["conf"]
+            assert (typed["scale_factor"], typed["units"], typed["repetitions"]) == (SF, conf["queries"], 2), typed
+            for run_id in ids:
+                assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", scheduler) == "success", run_id
+            page.goto(f"{base}/plugin/benchmarks")
+            pages = page.frame_locator("iframe").first
+            expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
+            expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
+            expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
+            page.screenshot(path=artifacts / "benchmarks.png")
+            # the trigger form draws a list of fixed choices as a multi-select (issue 24 item 3:
+            # "Cache modes" was a free-text box), each chosen value a removable chip
+            page.goto(f"{base}/dags/tpch_bka_study")
+            page.get_by_role("button", name="Trigger").first.click()
+            page.get_by_text("Sweep", exact=True).click()
+            cache = page.locator("#element_cache")
+            expect(cache).to_be_visible(timeout=30_000)
+            assert cache.evaluate("e => e.tagName") != "TEXTAREA"
+            expect(cache).to_contain_text("cold")
+            expect(cache).to_contain_text("warm")
+            page.screenshot(path=artifacts / "trigger_form.png")
+            page.keyboard.press("Escape")
+            # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)
+            page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
+            page.get_by_role("link", name="Benchmark report").click()
+            run_page = page.frame_locator("iframe").first
+            expect(run_page.get_by_text("valid;")).to_be_visible(timeout=60_000)
+            report = run_page.frame_locator("iframe[title=report]")
+            expect(report.get_by_role("heading", name="tpch_power")).to_be_visible(timeout=60_000)
+            chart = report.locator("img[alt^='primary_q03']")
+            expect(chart).to_be_visible()
+            assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
+            page.screenshot(path=artifacts / "run_report.png", full_page=True)
+            # from the run's tab, the other run chosen in its compare form
+            run_page.get_by_role("combobox").select_option(run_b)
+            run_page.get_by_role("button", name="side by side").click()
+            expect(run_page.get_by_role("heading", name="tpch_power: two runs side by side")).to_be_visible(
+                timeout=60_000)
+            table = run_page.locator("table").nth(1)
+            expect(table).to_contain_text("q03")
+            expect(table).to_contain_text("run B / run A")
+            chart = run_page.locator("img[alt='ratio chart']")
+            expect(chart).to_be_visible()
+            assert chart.evaluate("img => img.naturalWidth") > 100
+            # each ratio with its interval, n and verdict (issue 22): 2 vs 3 repetitions
+            for column in ("95% CI", ": n", ": verdict"):
+                expect(table.locator("th", has_text=column).first).to_be_visible()
+            expect(table).to_contain_text("2 vs 3")
+            page.screenshot(path=artifacts / "compare.png", full_page=True)
+            # run A's Rerun action: Airflow triggers it as this user; the tab then names the new run
+            page.goto(f"{base}/dags/tpch_power/runs/{quote(run_a, safe='')}")
+            page.get_by_role("link", name="Benchmark report").click()
+            run_page = page.frame_locator("iframe").first
+            run_page.get_by_role("button", name="Rerun").click()
+            expect(run_page.get_by_role("heading", name="Rerun triggered")).to_be_visible(timeout=60_000)
+            rerun_id = run_page.get_by_role("link", name=re.compile(r"^manual__")).inner_text()
+            # a bad value typed in the form. Letters in a number field: Airflow's form leaves it
+            # empty, says it is required and will not trigger (before, the spec's SF 1 ran)
+            page.goto(f"{base}/dags/tpch_power")
+            page.get_by_role("button", name="Trigger").first.click()
+            page.get_by_text("Dataset", exact=True).click()
+            scale = page.locator("[name=element_scale_factor]")
+            _type_into(scale, "abc")
+            assert scale.input_value() == ""
+            expect(page.get_by_text("This field is required")).to_be_visible()
+            expect(page.get_by_role("button", name="Trigger").last).to_be_disabled()
+            page.screenshot(path=artifacts / "form_letters.png")
+            page.keyboard.press("Escape")
+            # a value the study refuses (the form cannot show the REST API's reason): the run is
+            # made, its first check refuses it, and the run's Benchmark tab says why
+            refused_run = _trigger_from_the_form(page, base, "tpch_power", {("Measurement", "repetitions"): "fiv"})
+            assert refused_run not in {*ids, rerun_id}
+            assert wait(lambda: done(rerun_id), 900, "the rerun", scheduler) == "success"
+            assert wait(lambda: done(refused_run), 300, "the refused run", scheduler) == "failed"
+            page.goto(f"{base}/dags/tpch_power/runs/{quote(refused_run, safe='')}")
+            page.get_by_role("link", name="Benchmark report").click()
+            run_page = page.frame_locator("iframe").first
+            expect(run_page.get_by_text("refused before anything touched a server")).to_be_visible(timeout=60_000)
+            expect(run_page.get_by_text("repetitions: Value error, a number of repetitions from 1 to 100, or auto; "
+                                        "got 'fiv'", exact=False)).to_be_visible()
+            page.screenshot(path=artifacts / "refused_run.png", full_page=True)
+            # and the Benchmarks page lists it, with its state and why it measured nothing
+            page.goto(f"{base}/plugin/benchmarks")
+            row = page.frame_locator("iframe").first.get_by_role("row").filter(has_text=refused_run)
+            expect(row).to_contain_text("refused: invalid params: repetitions", timeout=60_000)
+            expect(row).to_contain_text("failed")
+        finally:
+            browser.close()
+        tasks = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(refused_run, safe='')}/taskInstances",
+                     token=token)["task_instances"]
+        assert {t["task_id"]: t["state"] for t in tasks}["check_spec"] == "failed"
+        assert not any(t["state"] == "success" for t in tasks if t["task_id"].startswith(("ensure", "measure")))
         status, _, summary = _get(base, f"/mysqlbench/reports/tpch_power/{run_dir_name(rerun_id)}/summary.json", token)
         reproduction = json.loads(summary)["reproduction"]
         assert status == 200 and reproduction["original"] == run_a and reproduction["differences"] == []
@@ -577,4 +658,4 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
         assert denied.value.code == 403 and "does not let you trigger tpch_power" in denied.value.read().decode()
         assert run_ids() == before and {*ids, rerun_id} <= before  # the refused post started nothing
     assert all((artifacts / name).stat().st_size > 10_000 for name in ("benchmarks.png", "run_report.png",
-                                                                       "compare.png"))
+                                                                       "compare.png", "refused_run.png"))

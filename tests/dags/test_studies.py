@@ -352,7 +352,11 @@ def test_bad_study_input_is_refused_by_the_check_before_any_server_change(target
 def test_a_refused_run_fails_at_its_first_task_and_touches_nothing(bag, managed, capfd):
     """A whole run whose conf check_spec refuses: the run fails there; nothing is touched, the
     teardown and the report skip (no retry, no crash on a missing spec), validate fails with the
-    reason and publish never runs. A conf the trigger form's schema refuses never starts a run."""
+    reason and publish never runs. The reason is what the run's Benchmark report tab says (issue
+    24: Airflow's trigger form shows none), for a value beyond a bound too: the form's params state
+    no bounds, so such a run starts and its check refuses it."""
+    from mysqlbench.ui.app import _airflow_refusal, no_report
+
     conn = managed.admin_connect()
     try:
         before = server_fingerprint(conn)
@@ -363,8 +367,13 @@ def test_a_refused_run_fails_at_its_first_task_and_touches_nothing(bag, managed,
         assert ran["validate"] == {"failed"} and ran["publish"] == {"upstream_failed"}
         out = capfd.readouterr().out
         assert "unknown query 'q99'" in out and "check_spec refused this run's input" in out
-        with pytest.raises(Exception, match="repetitions"):
-            run(bag, "tpch_bka_study", repetitions=-1)
+        assert "unknown query 'q99'" in _airflow_refusal(result.dag_id, result.run_id)
+        beyond = run(bag, "tpch_bka_study", repetitions=-1)
+        assert str(beyond.state) == "failed" and states(beyond)["check_spec"] == {"failed"}
+        status, words = no_report(beyond.dag_id, beyond.run_id, False, "failed",
+                                  _airflow_refusal(beyond.dag_id, beyond.run_id))
+        assert status == 200 and "refused before anything touched a server" in words
+        assert "repetitions: Value error, a number of repetitions from 1 to 100, or auto; got -1" in words
         after = server_fingerprint(conn)
     finally:
         conn.close()

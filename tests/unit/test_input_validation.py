@@ -1,11 +1,15 @@
 """Bad names and params are rejected up front, with a message naming the problem."""
 
+from pathlib import Path
+
 import pytest
 
 from mysqlbench.errors import InvalidInput
 from mysqlbench.identifiers import check_name, check_schema, quote
 from mysqlbench.params import validate_params
 from mysqlbench.workloads.tpch.models import TpchLoadParams
+
+REPO = Path(__file__).resolve().parents[2]
 
 GOOD = {"scale_factor": 0.1, "target_conn_id": "mysqlbench_demo", "schema": "tpch"}
 
@@ -78,6 +82,9 @@ def test_nan_is_refused_by_the_trigger_form_and_the_spec():
         params.validate()
         with pytest.raises(ParamValidationError, match=f"param {key}: nan "):
             params[key] = float("nan")
+        for infinite in (float("inf"), float("-inf")):  # the params state no bounds that would refuse them
+            with pytest.raises(ParamValidationError, match=f"param {key}: -?inf "):
+                params[key] = infinite
     with pytest.raises(InvalidInput, match="min_effect: Input should be a finite number"):
         load_spec("tpch_bka_study", {"min_effect": float("nan")})
 
@@ -86,21 +93,61 @@ def test_the_form_draws_fixed_choices_as_a_multi_select_and_titles_read_right():
     """Issue 24 item 3: "Cache modes" was a free-text box (Airflow's form draws a multi-select for
     a top-level `examples` list, not for `items.enum`), and TPC-H's units were titled "Querys"."""
     from airflow.sdk.definitions.param import ParamsDict
-    from airflow.sdk.exceptions import ParamValidationError
 
     from mysqlbench.studies.form import form_params, plural
     from mysqlbench.studies.spec import load_spec
 
     params = form_params(load_spec("tpch_bka_study"))
     cache = params["cache"].schema
-    assert cache["type"] == "array" and cache["examples"] == cache["items"]["enum"] == ["warm", "cold"]
+    assert cache["type"] == "array" and cache["examples"] == ["warm", "cold"]
     assert params["units"].schema["title"] == "Queries"
     assert [plural(w) for w in ("query", "test", "run", "operation", "mix", "day")] == \
         ["queries", "tests", "runs", "operations", "mixes", "days"]
     checked = ParamsDict(params)
     checked["cache"] = ["cold"]
-    with pytest.raises(ParamValidationError):  # the examples offer, the enum still decides
-        checked["cache"] = ["lukewarm"]
+    checked["cache"] = ["lukewarm"]  # the examples offer; the spec decides, with its reason
+    with pytest.raises(InvalidInput, match="cache.0: Input should be 'warm' or 'cold'"):
+        load_spec("tpch_bka_study", {"cache": ["lukewarm"]})
+    assert "workload_params" not in params  # its fields are params of their own (Oracle): no second editor
+    assert {p.schema["section"] for p in params.values()} >= {"Target", "Dataset"}
+
+
+def test_the_form_states_no_refusal_it_cannot_show():
+    """Issue 24 item 3, checked in Chromium against Airflow 3.3.2: the trigger form shows no reason
+    for a refusal of the REST API ("Failed to Trigger Dag / Bad Request"), and its number input
+    clamps silently to a schema's bounds (5000 typed became scale factor 1000). So no study's or
+    load's Param carries a bound, pattern, length or item rule: a value beyond one reaches the run,
+    whose check_spec refuses it with the field's reason (the run's Benchmark tab shows it)."""
+    import importlib.util
+
+    from airflow.sdk.definitions.param import ParamsDict
+
+    from mysqlbench.studies.form import form_params
+    from mysqlbench.studies.spec import load_spec, study_files
+
+    drawn = {"type", "enum", "examples", "items", "not", "title", "description", "section"}
+    forms = {path.stem: form_params(load_spec(path.stem)) for path in study_files()}
+    for load in ("tpch_load", "tpcc_load"):  # the load DAGs' forms, as their DAG files build them
+        module = importlib.util.spec_from_file_location(load, REPO / "dags" / f"{load}.py")
+        code = importlib.util.module_from_spec(module)
+        module.loader.exec_module(code)
+        forms[load] = next(v for v in vars(code).values() if getattr(v, "dag_id", None) == load).params
+    for form, params in forms.items():
+        for key in params:
+            schema = params.get_param(key).schema if hasattr(params, "get_param") else params[key].schema
+            assert set(schema) <= drawn, (form, key, set(schema) - drawn)
+            assert set(schema.get("items") or {}) <= {"type"}, (form, key)
+            assert "integer" not in str(schema.get("type", "")), (form, key)
+    assert {"tpch_load", "tpcc_load", "tpch_bka_study", "tpcc_bp_sweep_study"} <= set(forms)
+    params = ParamsDict(form_params(load_spec("tpch_power")))
+    for key, typed, reason in (("scale_factor", 5000, "scale_factor: Input should be less than or equal to 1000"),
+                               ("repetitions", "fiv", "repetitions: Value error, a number of repetitions"),
+                               ("noise_cv_max", 0, "noise_cv_max: Input should be greater than 0"),
+                               ("load_streams", 2.5, "load_streams: Input should be a valid integer")):
+        params[key] = typed  # the form's params take it: the run is made, and its check refuses it
+        with pytest.raises(InvalidInput, match=reason):
+            load_spec("tpch_power", {"dataset": {key: typed}} if key in ("scale_factor", "load_streams")
+                      else {key: typed})
 
 
 def test_a_field_that_takes_a_name_or_a_mapping_takes_both_in_the_form():

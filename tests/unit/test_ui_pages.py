@@ -13,7 +13,7 @@ def _runs(n):
 
 
 def _linked_runs(page: str) -> list[str]:
-    return re.findall(r"href='/mysqlbench/runs/tpch_power/(run_\d+)'", page)
+    return re.findall(r"href='/mysqlbench/runs/tpch_power/(\w+)'", page)
 
 
 def test_the_index_caps_a_study_and_links_to_all_of_its_runs():
@@ -120,3 +120,37 @@ def test_no_page_is_served_outside_airflows_login():
     paths = {route.path for route in app.routes}
     assert not paths & {"/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"}, paths
     assert app.router.dependencies  # Airflow's requires_access_view, on every route
+
+
+def test_runs_in_every_state_are_listed_with_their_state_in_words():
+    """Issue 24 item 4: runs refused by check_spec or failed before measuring were not listed (the
+    list came from measured samples alone). Airflow's runs of a study DAG join the measured ones:
+    a measured run gets its state beside its validity, an unmeasured one says why it has none, and
+    only measured runs are offered to compare."""
+    from mysqlbench.ui.app import listed_runs
+
+    measured = {"tpch_power": [{"study": "tpch_power", "run_id": "m1", "measured_at": "2026-12-07 10:00:00",
+                                "servers": ["mariadb 10.11"], "validity": "valid"},
+                               {"study": "tpch_power", "run_id": "m2", "measured_at": "2026-12-07 09:00:00",
+                                "servers": ["mariadb 10.11"], "validity": "valid"}]}
+    airflow = {"tpch_power": [
+        {"run_id": "m1", "state": "success", "started": "2026-12-07 09:59:00", "refused": None},
+        {"run_id": "r1", "state": "failed", "started": "2026-12-07 11:00:00",
+         "refused": "invalid params: repetitions: got 'fiv'"},
+        {"run_id": "f1", "state": "failed", "started": "2026-12-07 08:00:00", "refused": None},
+        {"run_id": "q1", "state": "queued", "started": "2026-12-07 12:00:00", "refused": None}],
+        "tpcc_bp_sweep_study": [{"run_id": "t1", "state": "running", "started": "2026-12-07 07:00:00",
+                                 "refused": None}]}
+    runs = listed_runs(measured, airflow)
+    power = {r["run_id"]: r for r in runs["tpch_power"]}
+    assert [r["run_id"] for r in runs["tpch_power"]] == ["q1", "r1", "m1", "m2", "f1"]  # newest first
+    assert (power["m1"]["state"], power["m1"]["validity"]) == ("success", "valid")
+    assert "state" not in power["m2"]  # a run Airflow does not have (another deployment's): no state
+    assert power["r1"]["validity"] == "refused: invalid params: repetitions: got 'fiv'"
+    assert power["f1"]["validity"] == "ended failed before measuring anything"
+    assert power["q1"]["validity"] == "queued: nothing measured yet"
+    assert runs["tpcc_bp_sweep_study"][0]["validity"] == "running: nothing measured yet"
+    page = "".join(_study_runs("/mysqlbench", "tpch_power", runs["tpch_power"], limit=INDEX_RUNS))
+    assert _linked_runs(page) == ["q1", "r1", "m1", "m2", "f1"]
+    assert page.count("<option") == 4  # m1 and m2 in each select: nothing to compare in the others
+    assert "<td class='pending'>refused: invalid params: repetitions: got &#x27;fiv&#x27;</td>" in page

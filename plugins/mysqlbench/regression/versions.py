@@ -159,14 +159,14 @@ def study_params(spec) -> dict[str, Any]:
     study (the only workload with a scale factor and queries)."""
     from airflow.sdk import Param
 
-    from mysqlbench.studies.form import NOT_NAN
+    from mysqlbench.studies.form import NOT_FINITE
     from mysqlbench.studies.spec import load_spec
 
     if load_spec(spec.suite[0].study).workload != "tpch":
         return {}
     conf = spec.suite[0].conf
     return {name: Param(conf.get(name), title=name.replace("_", " ").capitalize(),
-                        **(schema | (NOT_NAN if "number" in schema["type"] else {})))
+                        **(schema | (NOT_FINITE if "number" in schema["type"] else {})))
             for name, schema in STUDY_PARAMS.items()}
 
 

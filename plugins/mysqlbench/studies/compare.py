@@ -45,7 +45,8 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
             plans: list[dict[str, Any]] | None = None, band: float = DEFAULT_BAND) -> dict[str, Any]:
     """Side-by-side tables; ``servers`` lists the servers in the order they are compared (the
     first is the baseline of the ratios). Beside each ratio (Hodges-Lehmann, B / A): its interval,
-    n per side and the verdict against ``band``."""
+    n per side and the verdict against ``band``; ``effects`` holds each ratio's estimates per
+    (subject, setting), for a chart."""
     if frame.empty or "server" not in frame:
         return {"servers": [], "primary": None, "counters": {}, "plans": None}
     frame = frame.assign(setting=frame["point"].map(setting_of), label=frame.apply(server_label, axis=1))
@@ -58,10 +59,12 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
     medians = medians.reindex(columns=servers)
     baseline = servers[0]
     values = ok.groupby(index + ["label"])["primary"].agg(list)
+    every_effect = {}
     for other in servers[1:]:
         ratio = f"{other} / {baseline}"
-        effects = {key: estimate(values.get((*key, baseline), []), values.get((*key, other), []), band=band)
-                   for key in medians.index}
+        effects = every_effect[ratio] = {
+            key: estimate(values.get((*key, baseline), []), values.get((*key, other), []), band=band)
+            for key in medians.index}
         medians[ratio] = [None if e.estimate is None else 1 + e.estimate for e in effects.values()]
         medians[f"{ratio}: 95% CI"] = [_interval(e) for e in effects.values()]
         medians[f"{ratio}: n"] = [f"{e.n_a} vs {e.n_b}" for e in effects.values()]
@@ -84,7 +87,7 @@ def compare(frame: pd.DataFrame, primary: Metric, counters: tuple[str, ...] = ()
             # alone is not "the same" as a plan nobody recorded
             plan_table["same plan structure"] = plan_table.notna().all(axis=1) & (plan_table.nunique(axis=1) == 1)
     return {"servers": servers, "primary": medians, "not_applicable": not_applicable, "counters": counter_tables,
-            "plans": plan_table, "better": primary.better.value}
+            "plans": plan_table, "better": primary.better.value, "effects": every_effect, "band": band}
 
 
 def server_of(row: dict[str, Any]) -> str:

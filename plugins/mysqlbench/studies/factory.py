@@ -113,9 +113,16 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
         @task(retries=0, **on_host)
         def check_spec() -> dict:
+            from mysqlbench.errors import MysqlbenchError
             from mysqlbench.studies import steps
 
-            return steps.check_spec(study, get_current_context()["params"])
+            context = get_current_context()
+            try:
+                return steps.check_spec(study, context["params"])
+            except MysqlbenchError as exc:
+                # the reason, for the run's Benchmark report tab: Airflow's trigger form shows none
+                context["ti"].xcom_push(key=steps.REFUSAL_KEY, value=str(exc))
+                raise
 
         @task(**on_host)
         def ensure_dataset(spec_data: dict) -> dict:

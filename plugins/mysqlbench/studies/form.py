@@ -19,27 +19,53 @@ RERUN_OF, ALLOW_DIFFERENCES = "rerun_of", "rerun_allow_differences"
 RERUN_KEYS = frozenset({RERUN_OF, ALLOW_DIFFERENCES})
 _SCHEMA_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "enum", "minItems",
                 "maxItems", "pattern", "minLength", "maxLength")
+# What Airflow's trigger form draws its widgets from: the type (a number input, a text field, a list
+# box, a switch), ``enum`` (a drop-down, so no bad choice can be made) and ``examples`` (a
+# multi-select). Checked in Chromium against Airflow 3.3.2 (issue 24 item 3), the form itself only
+# says "This field is required" for an emptied field, and does not let a number field take letters.
+# Every other refusal of the REST API reads "Failed to Trigger Dag / Bad Request", its reason never
+# shown; and a number input clamps to the schema's minimum and maximum as it loses focus (5000 typed
+# in Scale Factor became 1000, unseen). So the form's params carry no bounds, patterns, lengths,
+# item counts or item choices: the spec model has them all, and check_spec applies them before
+# anything touches a server, its reason shown on the run's Benchmark report tab.
+_FORM_KEYS = ("type", "enum", "examples")
 
 
 # NaN passes every bound a JSON schema can state (each comparison with it is false), and a NaN
-# that got into a run's conf reached the task as null ("None" in its error, issue 27). This clause
-# is met by NaN alone (a finite number fails one of its two bounds; infinity fails the bounds of
-# the field itself), so "not" refuses NaN when the run is triggered, by the form, the REST API or
-# the CLI, before a run exists.
-NOT_NAN = {"not": {"type": "number", "minimum": 1.7e308, "maximum": -1.7e308}}
+# that got into a run's conf reached the task as null ("None" in its error, issue 27). The first
+# clause is met by NaN alone (a finite number fails one of its two bounds), the other two by the
+# infinities (the form's params state no bounds of their own), so "not" refuses a number that is not
+# finite when the run is triggered, by the REST API or the CLI, before a run exists. (The form's
+# number input cannot type one.)
+NOT_FINITE = {"not": {"anyOf": [{"type": "number", "minimum": 1.7e308, "maximum": -1.7e308},
+                                {"type": "number", "minimum": 1.7e308}, {"type": "number", "maximum": -1.7e308}]}}
 
 
 def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
-    """Pydantic's property schema as Airflow's Param takes it, NaN refused for numbers. A list of
-    fixed choices also gets them as ``examples``: Airflow's form draws a multi-select for a
-    top-level ``examples`` list, and a free-text box for ``items.enum`` alone (which still
-    validates)."""
-    schema = _param_schema(prop)
-    choices = (schema.get("items") or {}).get("enum") if schema.get("type") in ("array", ["array", "null"]) else None
-    if choices:
-        schema = {**schema, "examples": list(choices)}
-    types = schema.get("type")
-    return {**schema, **NOT_NAN} if "number" in (types if isinstance(types, list) else [types]) else schema
+    """The Param schema the form draws a spec field with: its widget's keys only (``_FORM_KEYS``),
+    an integer typed as a number (so 2.5 reaches the spec's "should be a valid integer" rather than
+    the form's bare "Bad Request"), a list's items by type alone, and a number that is not finite
+    refused. A list of fixed choices gets them as ``examples``: Airflow's form draws a multi-select
+    for a top-level ``examples`` list, and a free-text box for ``items.enum`` alone."""
+    full = _param_schema(prop)
+    schema = {k: v for k, v in full.items() if k in _FORM_KEYS}
+    items = full.get("items")
+    if isinstance(items, dict):
+        if items.get("enum") and full.get("type") in ("array", ["array", "null"]):
+            schema["examples"] = list(items["enum"])
+        if "type" in items:
+            schema["items"] = {"type": _as_number(items["type"])}
+    if "type" not in schema:  # a mapping or a value of any kind: Airflow's JSON editor
+        return schema
+    types = schema["type"] = _as_number(schema["type"])
+    return {**schema, **NOT_FINITE} if "number" in (types if isinstance(types, list) else [types]) else schema
+
+
+def _as_number(types: str | list[str]) -> str | list[str]:
+    """A JSON schema type with "integer" read as "number" (the spec model still wants an integer)."""
+    if isinstance(types, list):
+        return list(dict.fromkeys("number" if t == "integer" else t for t in types))
+    return "number" if types == "integer" else types
 
 
 def _param_schema(prop: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +148,8 @@ def form_params(spec: StudySpec) -> dict[str, Any]:
                                          MEASURE).items() if k in workload_fields(spec)}
     params.update(own)
     for name, param, form in form_fields():
+        if name == "workload_params":  # each of its fields is a param of its own above; a conf may still send it
+            continue
         prop = schema.get(name) or schema.get(StudySpec.model_fields[name].alias or name)
         kwargs = _json_schema(prop)
         if name == "units":

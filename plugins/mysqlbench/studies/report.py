@@ -49,6 +49,38 @@ def _bar_chart(summary: pd.DataFrame, subject: str, primary, path: Path) -> None
     plt.close(fig)
 
 
+def ratio_chart(effects: dict[tuple[str, str], Any], title: str, band: float) -> bytes:
+    """A PNG of each (subject, setting)'s ratio B / A (``effects``: ``statistics.Effect`` per key):
+    the estimate as a dot, its confidence interval as a bar, the band of no difference that matters
+    shaded; a ratio with no interval at its n is a hollow dot, and one with no estimate is left out."""
+    import io
+
+    plt = _pyplot()
+    keys = [key for key, effect in effects.items() if effect.estimate is not None]
+    fig, ax = plt.subplots(figsize=(8, 1.6 + 0.45 * max(1, len(keys))))
+    ax.axvspan(1 - band, 1 + band, color="#e4e4e4", label=f"within {band:.0%}: no difference that matters")
+    ax.axvline(1, color="#888", linewidth=0.8)
+    for y, key in enumerate(keys):
+        effect = effects[key]
+        if effect.ci_low is None:
+            ax.plot(1 + effect.estimate, y, "o", mfc="none", color="#dd8452")
+        else:
+            ax.errorbar(1 + effect.estimate, y, fmt="o", color="#4c72b0", capsize=4,
+                        xerr=[[max(0.0, effect.estimate - effect.ci_low)], [max(0.0, effect.ci_high - effect.estimate)]])
+    ax.set_yticks(range(len(keys)), [subject if setting == "(base)" else f"{subject} {setting}"
+                                     for subject, setting in keys], fontsize=8)
+    ax.set_ylim(len(keys) - 0.5, -0.5)  # the first on top, half a row of room around each
+    ax.set_xlabel("ratio B / A: dot the estimate, bar its confidence interval (hollow: no interval at this n)",
+                  fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100)
+    plt.close(fig)
+    return out.getvalue()
+
+
 def _series_chart(series: pd.DataFrame, metric: str, path: Path) -> None:
     """One line per point (repetition 0) of a time-series metric; a dashed line where rampup ends."""
     plt = _pyplot()

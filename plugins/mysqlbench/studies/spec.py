@@ -45,7 +45,7 @@ MAX_POINTS = 512
 MIN_ROUND_TASKS = 6
 
 # Trigger-form sections, in the order the form shows them.
-GENERAL, DATASET, SWEEP, MEASURE, VALIDATE, EXECUTE = ("Target and dataset", "Dataset", "Sweep",
+GENERAL, DATASET, SWEEP, MEASURE, VALIDATE, EXECUTE = ("Target", "Dataset", "Sweep",
                                                       "Measurement", "Validation", "Retries and time limits")
 
 

@@ -37,6 +37,11 @@ def merged_spec(study: str, params: dict[str, Any]) -> StudySpec:
     return spec
 
 
+# The XCom key under which a study's check_spec task leaves why it refused a run (the run's
+# Benchmark report tab reads it from Airflow's metadata database).
+REFUSAL_KEY = "refused"
+
+
 def check_spec(study: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate everything before any task touches a server: the spec, the connection, and that
     the target may be changed (a study creates its dataset and sets globals)."""

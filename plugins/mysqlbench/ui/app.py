@@ -15,6 +15,7 @@ a connection's password or renders a connection: the store URL is printed with i
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from pathlib import Path
@@ -145,18 +146,78 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
     return dict(sorted(out.items()))
 
 
+def listed_runs(measured: dict[str, list[dict[str, Any]]],
+                airflow: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The runs the pages list per study DAG, newest first: every measured run (``runs_of``) with
+    its state in Airflow where Airflow has it, and every run Airflow has of a study DAG that
+    measured nothing (queued, running, refused by its check_spec, failed before measuring), said
+    in words in place of a validity. ``airflow``: per DAG, its runs as ``_airflow_study_runs``
+    reads them (run_id, state, started, refused)."""
+    out = {dag_id: [dict(r) for r in runs] for dag_id, runs in measured.items()}
+    for dag_id, runs in airflow.items():
+        known = {r["run_id"]: r for r in out.get(dag_id, [])}
+        for run in runs:
+            if run["run_id"] in known:
+                known[run["run_id"]]["state"] = run["state"]
+                continue
+            if run["refused"]:
+                said = f"refused: {run['refused']}"
+            elif run["state"] in ("queued", "running"):
+                said = f"{run['state']}: nothing measured yet"
+            else:
+                said = f"ended {run['state']} before measuring anything"
+            out.setdefault(dag_id, []).append({"study": dag_id, "run_id": run["run_id"], "measured_at": run["started"],
+                                               "servers": [], "state": run["state"], "validity": said})
+    for runs in out.values():
+        runs.sort(key=lambda r: r["measured_at"], reverse=True)
+    return dict(sorted(out.items()))
+
+
+def _airflow_study_runs() -> dict[str, list[dict[str, Any]]]:
+    """Every run Airflow has of a study DAG: its id, state, when it started (or was queued) and, for a
+    run its check_spec refused, why. Read from Airflow's metadata database (these pages run in the
+    api-server)."""
+    import sqlalchemy as sa
+    from airflow.models.dagrun import DagRun
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    from mysqlbench.studies.spec import study_files
+    from mysqlbench.studies.steps import REFUSAL_KEY
+
+    studies = sorted(path.stem for path in study_files())
+    with create_session() as session:
+        runs = session.execute(sa.select(DagRun.dag_id, DagRun.run_id, DagRun.state, DagRun.start_date,
+                                         DagRun.queued_at).where(DagRun.dag_id.in_(studies))).all()
+        refusals = {(row.dag_id, row.run_id): XComModel.deserialize_value(row) for row in session.execute(
+            sa.select(XComModel.dag_id, XComModel.run_id, XComModel.value).where(
+                XComModel.dag_id.in_(studies), XComModel.task_id == "check_spec", XComModel.key == REFUSAL_KEY))}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for dag_id, run_id, state, started, queued in runs:
+        when = started or queued
+        out.setdefault(dag_id, []).append({
+            "run_id": run_id, "state": str(getattr(state, "value", state)),
+            "started": when.strftime("%Y-%m-%d %H:%M:%S") if when else "",
+            "refused": refusals.get((dag_id, run_id)) if isinstance(refusals.get((dag_id, run_id)), str) else None})
+    return out
+
+
 def _study_runs(base: str, dag_id: str, runs: list[dict[str, Any]], limit: int | None) -> list[str]:
     """A study DAG's runs, newest first (the first ``limit`` of them, with a link to all), and a
-    form to compare two of them."""
+    form to compare two of its measured runs."""
     shown = runs if limit is None else runs[:limit]
     out = [f"<h2>{html.escape(dag_id)}</h2>"]
-    if len(runs) > 1:
+    measured = [r for r in runs if r["servers"]]
+    if len(measured) > 1:
         out.append(f"<form action='{base}/compare' method='get'><input type='hidden' name='dag_id' "
-                   f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(runs, 1)}</select> with "
-                   f"<select name='b'>{_options(runs, 0)}</select> <button type='submit'>side by side</button></form>")
-    out.append("<table><tr><th>run</th><th>measured</th><th>servers</th><th>validity</th></tr>" + "".join(
+                   f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(measured, 1)}</select> with "
+                   f"<select name='b'>{_options(measured, 0)}</select> <button type='submit'>side by side</button>"
+                   "</form>")
+    out.append("<table><tr><th>run</th><th>measured (or started)</th><th>servers</th><th>state</th>"
+               "<th>validity</th></tr>" + "".join(
         f"<tr><td><a href='{run_href(base, dag_id, r['run_id'])}'>{html.escape(r['run_id'])}"
         f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
+        f"<td>{html.escape(r.get('state') or '')}</td>"
         f"<td class='{_validity_class(r['validity'])}'>{html.escape(r['validity'])}</td></tr>"
         for r in shown) + "</table>")
     if len(shown) < len(runs):
@@ -219,7 +280,7 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
 
     from mysqlbench.counters import with_derived
     from mysqlbench.results.store import last_try, measured_by, samples
-    from mysqlbench.studies.compare import compare, frame_of_runs, server_of
+    from mysqlbench.studies.compare import compare, frame_of_runs
     from mysqlbench.studies.spec import load_spec, spec_path
     from mysqlbench.studies.steps import workload_of
 
@@ -242,9 +303,8 @@ def compare_runs(store, dag_id: str, run_a: str, run_b: str) -> dict[str, Any]:
     labelled = []
     for letter, run_id in (("A", run_a), ("B", run_b)):
         first = rows[run_id][0]
-        label = f"{letter}: {server_of(first)}"
-        labelled.append((label, rows[run_id]))
-        lineage.append({"run": letter, "run_id": run_id, "server": f"{first['server_flavor']} {first['server_version']}",
+        labelled.append((f"run {letter}", rows[run_id]))  # by run (issue 24): both may be one server
+        lineage.append({"run": f"run {letter}", "run_id": run_id, "server": f"{first['server_flavor']} {first['server_version']}",
                         "spec_hash": first["spec_hash"][:12], "dataset_id": first["dataset_id"],
                         "host_hash": (first["host_hash"] or "")[:12], "package_version": first["package_version"]})
     frame, plans = frame_of_runs(labelled, workload.primary)
@@ -287,13 +347,18 @@ def reporting_dags() -> set[str]:
     return out
 
 
-def no_report(dag_id: str, run_id: str, recorded: bool, state: str | None) -> tuple[int, str]:
+def no_report(dag_id: str, run_id: str, recorded: bool, state: str | None,
+              refused: str | None = None) -> tuple[int, str]:
     """What a run's Benchmark tab says when there is no report: 404 for a DAG that writes none or a
-    run nobody knows, else the run's state in words."""
+    run nobody knows, the reason its check_spec gave where it refused the run, else the run's
+    state in words."""
     if dag_id not in reporting_dags():
         return 404, f"{dag_id} writes no Benchmark report (only study, regression and releases DAGs do)"
     if state is None and not recorded:
         return 404, f"no run {run_id} of {dag_id}"
+    if refused:
+        return 200, (f"This run was refused before anything touched a server, so it has no report: {refused}. "
+                     "Trigger it again with that corrected.")
     if state in ("queued", "running", None):
         return 200, (f"This run is {state or 'under way'}: its report is written by its report task, once "
                      "its points are measured and validated.")
@@ -311,6 +376,25 @@ def _airflow_run_state(dag_id: str, run_id: str) -> str | None:
     with create_session() as session:
         state = session.scalar(sa.select(DagRun.state).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
     return None if state is None else str(state.value if hasattr(state, "value") else state)
+
+
+def _airflow_refusal(dag_id: str, run_id: str) -> str | None:
+    """Why the run's check_spec refused it (the XCom that task leaves, ``steps.REFUSAL_KEY``), or
+    None. Read from Airflow's metadata database, as the run's state is."""
+    import sqlalchemy as sa
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    from mysqlbench.studies.steps import REFUSAL_KEY
+
+    with create_session() as session:
+        row = session.execute(sa.select(XComModel.value).where(
+            XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.task_id == "check_spec",
+            XComModel.key == REFUSAL_KEY)).first()
+    if row is None:
+        return None
+    value = XComModel.deserialize_value(row)
+    return value if isinstance(value, str) else None
 
 
 def _same_origin(request: Request) -> None:
@@ -379,16 +463,16 @@ def create_app() -> FastAPI:
                             f"<tr><td>{html.escape(r['kind'])}</td><td>{html.escape(r['dag_id'])}</td><td><a href="
                             f"'{base}/reports/{html.escape(r['dag_id'])}/{html.escape(r['run'])}/index.html'>"
                             f"{html.escape(paths.run_id_of_dir(r['run']))}</a></td></tr>" for r in reports[:30]) + "</table>")
-        for dag_id, runs in runs_of(store).items():
+        for dag_id, runs in listed_runs(runs_of(store), _airflow_study_runs()).items():
             body.extend(_study_runs(base, dag_id, runs, limit=INDEX_RUNS))
         return _page("Benchmarks", *body)
 
     @app.get("/studies/{dag_id}", response_class=HTMLResponse)
     def study_page(dag_id: str, request: Request) -> HTMLResponse:
         _name(dag_id, "DAG id")
-        runs = runs_of(_store()).get(dag_id)
+        runs = listed_runs(runs_of(_store()), _airflow_study_runs()).get(dag_id)
         if not runs:
-            raise HTTPException(status_code=404, detail="no recorded run of this DAG")
+            raise HTTPException(status_code=404, detail="no run of this DAG")
         return _page(dag_id, *_study_runs(_base(request), dag_id, runs, limit=None))
 
     @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
@@ -404,14 +488,16 @@ def create_app() -> FastAPI:
                         f"{html.escape(validity['validity'])}; servers: {html.escape(', '.join(validity['servers']))}"
                         "</p>")
         others = [r for r in runs if r["run_id"] != run_id]
-        if others:
+        if others and validity:  # a run that measured nothing has nothing to compare
             head.append(f"<form action='{_base(request)}/compare' method='get'><input type='hidden' name='dag_id' "
                         f"value='{html.escape(dag_id)}'><input type='hidden' name='a' value='{html.escape(run_id)}'>"
                         f"Compare this run with <select name='b'>{_options(others, 0)}</select> "
                         "<button type='submit'>side by side</button></form>")
         run_dir = report_location(store, dag_id, run_id)
         if run_dir is None:
-            status, words = no_report(dag_id, run_id, validity is not None, _airflow_run_state(dag_id, run_id))
+            state = _airflow_run_state(dag_id, run_id)
+            status, words = no_report(dag_id, run_id, validity is not None, state,
+                                      _airflow_refusal(dag_id, run_id) if state == "failed" else None)
             if status == 404:
                 raise HTTPException(status_code=404, detail=words)
             return _page(run_id, *head, f"<p>{html.escape(words)}</p>")
@@ -473,6 +559,8 @@ def create_app() -> FastAPI:
         _run_id(b)
         if a == b:
             return RedirectResponse(html.unescape(run_href(_base(request), dag_id, a)))
+        from mysqlbench.studies.report import ratio_chart
+
         result = compare_runs(_store(), dag_id, a, b)
         comparison, primary = result["comparison"], result["primary"]
         body = [f"<h1>{html.escape(result['study'])}: two runs side by side</h1>",
@@ -481,12 +569,17 @@ def create_app() -> FastAPI:
                     for row in result["lineage"]) + "</table>"]
         if comparison["primary"] is not None:
             servers = comparison["servers"]
+            ratio = f"{servers[1]} / {servers[0]}"
             body.append(f"<h2>Median {html.escape(primary.name)} ({html.escape(primary.unit)}; "
-                        f"{html.escape(primary.better.value)} is better; ratio {html.escape(servers[1])} / "
-                        f"{html.escape(servers[0])})</h2>" + comparison["primary"].to_html(float_format="%.4f",
-                                                                                          na_rep="-"))
+                        f"{html.escape(primary.better.value)} is better; ratio {html.escape(ratio)})</h2>"
+                        + comparison["primary"].to_html(float_format="%.4f", na_rep="-"))
+            png = ratio_chart(comparison["effects"][ratio], f"{result['study']}: {ratio}, {primary.name}",
+                              band=comparison["band"])
+            body.append(f"<img alt='ratio chart' src='data:image/png;base64,{base64.b64encode(png).decode()}'>")
             if comparison["plans"] is not None:
-                body.append("<h2>Plan structure</h2>" + comparison["plans"].to_html(na_rep="-"))
+                body.append("<h2>Plan structure</h2><p>Each plan's hash comparable across servers and flavors "
+                            "(join order and each table's access), not the exact plan hash the report lists "
+                            "per point.</p>" + comparison["plans"].to_html(na_rep="-"))
             for counter, table in comparison["counters"].items():
                 body.append(f"<h2>{html.escape(counter)} (median delta; absent: the server has no such counter)</h2>"
                             + table.to_html(float_format="%.0f", na_rep="absent"))
