@@ -127,6 +127,38 @@ def test_a_server_on_a_benchmark_host_is_restarted_measured_and_evicted_over_ssh
     assert whole == {"method": "drop_caches over SSH", "scope": "whole page cache", "host": host}
 
 
+def test_a_host_query_that_hangs_leaves_the_answer_unknown_not_the_task_stuck(sshd, managed, target,
+                                                                            bench_password, monkeypatch):
+    """Issue 25 item 4: dropping the timeout of SshControl.host_state's df survived (every test's
+    host answered). A df that hangs on the benchmark host (a stale network mount, say): the host's
+    free space reads as unknown once the query's timeout has passed, and the caller goes on."""
+    import threading
+    import time
+
+    from mysqlbench.targets import control as control_module
+
+    from conftest import SSH_CONN
+
+    monkeypatch.setattr(control_module, "HOST_QUERY_TIMEOUT_S", 2)
+    remote = TargetConnection.from_fields(
+        "ssh_hanging_df", host="127.0.0.1", port=managed.spec.port, login=target.login, password=bench_password,
+        extra={"control": "ssh", "benchmark_target": True, "ssh_conn_id": SSH_CONN,
+               "restart_command": ["true"], "datadir": str(managed.datadir)})
+    control = take_control(remote, _NoLock())
+    shim = sshd.shim("df", "exec sleep 97")
+    try:
+        answered: dict = {}
+        asking = threading.Thread(target=lambda: answered.update(control.host_state()), daemon=True)
+        started = time.monotonic()
+        asking.start()
+        asking.join(40)
+        assert not asking.is_alive(), "host_state is still waiting on the hanging df"
+        assert answered["free_bytes"] == {str(managed.datadir): None} and time.monotonic() - started < 30
+        assert any("df -B1" in line for line in sshd.commands())
+    finally:
+        shim.unlink()
+
+
 def test_a_managed_instance_found_down_is_started_by_the_next_task(target, managed):
     """After a reboot (or `target down`), the first task that names the managed target starts its
     instance again, under the target's hold, before anything connects."""

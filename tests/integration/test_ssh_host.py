@@ -52,6 +52,33 @@ def test_stop_ends_the_remote_process_group(sshd, tmp_path):
     assert left.strip() == ""
 
 
+def test_stop_returns_when_a_child_outside_the_group_keeps_the_output_open(sshd):
+    """Issue 25 item 4: RemoteProcess.stop waiting without a timeout for the output to close
+    survived. A command that started a child in a session of its own (a daemon) leaves that child
+    holding its output open after its process group is killed: stop still returns, and closes the
+    channel."""
+    import threading
+    import uuid
+
+    host = SshHost(SSH_CONN)
+    orphan = f"sleep 611.{uuid.uuid4().int % 10**6:06d}"  # a duration nothing else sleeps: found and killed after
+    proc = host.start(["sh", "-c", f"setsid {orphan} & sleep 601"], None, [])
+    try:
+        deadline = time.monotonic() + 10
+        while proc.pgid is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.pgid is not None
+        stopping = threading.Thread(target=proc.stop, daemon=True)
+        started = time.monotonic()
+        stopping.start()
+        stopping.join(60)
+        assert not stopping.is_alive(), "stop is still waiting for output the orphan holds open"
+        assert time.monotonic() - started < 45 and proc._channel.closed
+    finally:  # "[s]leep": the pattern does not match the shell that runs pkill
+        host.run(["sh", "-c", f"pkill -f '[s]{orphan[1:]}' || true"], timeout=30)
+    assert host.run(["sh", "-c", f"pgrep -f '[s]{orphan[1:]}' || true"], timeout=30).strip() == ""
+
+
 def test_a_remote_tools_output_reaches_its_caller_line_by_line_secrets_redacted(sshd):
     """A tool's output over SSH, as a study reads it: every line, the last one too when it has no
     newline (sysbench's and slap's final lines are read from there), a secret on the command's

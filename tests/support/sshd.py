@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WRAPPER = """#!/bin/sh
-# every command a client runs through this key, logged, then run as the client asked
+# every command a client runs through this key, logged, then run as the client asked; a program a
+# test drops into the shims directory stands in for the host's own (a df that hangs, say)
 printf '%s\\n' "$SSH_ORIGINAL_COMMAND" >> {log}
+PATH={shims}:$PATH
+export PATH
 exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
 """
 
@@ -28,6 +31,14 @@ class Sshd:
     client_key: Path
     host_key_line: str     # "ssh-ed25519 AAAA..." as an Airflow SSH connection's host_key extra
     command_log: Path
+
+    def shim(self, program: str, script: str) -> Path:
+        """``program`` on this host replaced by ``script`` (a shell script body) for every command
+        run from now on, until the file is removed."""
+        path = self.root / "shims" / program
+        path.write_text("#!/bin/sh\n" + script + "\n")
+        path.chmod(0o755)
+        return path
 
     def commands(self) -> list[str]:
         return self.command_log.read_text().splitlines() if self.command_log.exists() else []
@@ -58,7 +69,8 @@ def start_sshd(root: Path) -> Sshd:
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(root / name)], check=True)
     log = root / "commands.log"
     wrapper = root / "log-and-run.sh"
-    wrapper.write_text(WRAPPER.format(log=shlex.quote(str(log))))
+    (root / "shims").mkdir(exist_ok=True)
+    wrapper.write_text(WRAPPER.format(log=shlex.quote(str(log)), shims=shlex.quote(str(root / "shims"))))
     wrapper.chmod(0o755)
     client_pub = (root / "client_key.pub").read_text().strip()
     (root / "authorized_keys").write_text(f'command="{wrapper}",no-port-forwarding,no-agent-forwarding,'

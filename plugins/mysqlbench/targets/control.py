@@ -145,6 +145,11 @@ def take_control(target, lock) -> Control:
     return ConnectionOnly(target)
 
 
+# How long a quick question to a benchmark host (its datadir's filesystem, its free space) may
+# take: a df or stat that hangs (a stale network mount) leaves the answer unknown, not the task stuck.
+HOST_QUERY_TIMEOUT_S = 30
+
+
 class SshControl(Control):
     """A server on a benchmark host (``control: ssh``): restarted as it is configured there, its
     cache dropped there; a point's globals are SET GLOBAL after the restart."""
@@ -204,14 +209,15 @@ class SshControl(Control):
 
     def filesystem(self) -> dict[str, Any] | None:
         try:
-            fstype = self.host.run(["stat", "-f", "-c", "%T", self.datadir], timeout=30).strip()
+            fstype = self.host.run(["stat", "-f", "-c", "%T", self.datadir], timeout=HOST_QUERY_TIMEOUT_S).strip()
         except HostError:
             return None
         return {"type": fstype, "host": self.host.name}
 
     def host_state(self) -> dict[str, Any]:
         try:
-            free = int(self.host.run(["df", "-B1", "--output=avail", self.datadir], timeout=30).split()[-1])
+            free = int(self.host.run(["df", "-B1", "--output=avail", self.datadir],
+                                     timeout=HOST_QUERY_TIMEOUT_S).split()[-1])
         except (HostError, ValueError, IndexError):
             free = None
         return {"host": self.host.name, "free_bytes": {self.datadir: free}}
