@@ -555,7 +555,23 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             expect(pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
             expect(pages.get_by_role("link", name=run_a, exact=True)).to_be_visible()
             expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
+            # each run with its numbers: its size and its primary metric over its executions
+            expect(pages.get_by_role("row").filter(has_text=run_a)).to_contain_text(
+                re.compile(r"tpch-sf0\.01; 1 point x 2 units; client_seconds [0-9.e-]+ \.\. [0-9.e-]+ s over 4 executions"))
             page.screenshot(path=artifacts / "benchmarks.png")
+            # the pages take the Airflow UI's theme: dark where the user chose dark (issue 24)
+            dark = browser.new_context(viewport={"width": 1500, "height": 1000})
+            dark.add_cookies([{"name": "_token", "value": token, "url": base}])
+            dark.add_init_script("localStorage.setItem('theme', 'dark')")  # next-themes' key, as the UI's toggle sets it
+            in_dark = dark.new_page()
+            in_dark.goto(f"{base}/plugin/benchmarks")
+            expect(in_dark.locator("html")).to_have_class(re.compile(r"\bdark\b"))  # Airflow's own, dark
+            dark_pages = in_dark.frame_locator("iframe").first
+            expect(dark_pages.get_by_role("heading", name="Benchmarks")).to_be_visible(timeout=60_000)
+            expect(dark_pages.locator("body")).to_have_css("background-color", "rgb(27, 27, 31)")
+            expect(pages.locator("body")).to_have_css("background-color", "rgb(255, 255, 255)")
+            in_dark.screenshot(path=artifacts / "benchmarks_dark.png")
+            dark.close()
             # the trigger form draws a list of fixed choices as a multi-select (issue 24 item 3:
             # "Cache modes" was a free-text box), each chosen value a removable chip
             page.goto(f"{base}/dags/tpch_bka_study")
@@ -566,6 +582,10 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             assert cache.evaluate("e => e.tagName") != "TEXTAREA"
             expect(cache).to_contain_text("cold")
             expect(cache).to_contain_text("warm")
+            # a field that may be left empty has no "*" (issue 24 item 3); one that may not, has
+            form_text = page.get_by_role("dialog").inner_text()
+            assert "Queries\n*" in form_text and "Fixed knobs\n*" not in form_text
+            assert "Sweep matrix\n*" not in form_text and "Raw server variables\n*" not in form_text
             page.screenshot(path=artifacts / "trigger_form.png")
             page.keyboard.press("Escape")
             # the run's tab as Airflow's own UI opens it (its run page, then the plugin tab)

@@ -179,7 +179,8 @@ def test_bad_input_is_refused_by_the_check_before_any_server_change(target, mana
 def test_a_refused_load_fails_at_its_first_task_and_touches_nothing(dag, loaded, managed, capfd):
     """A whole run whose params check_params refuses fails there: every other task but the
     release_build teardown (which touches only the results store) never runs, and the server sees
-    nothing. A value the trigger form's schema refuses never starts a run."""
+    nothing. A value beyond a bound too: the form's params state no bounds (Airflow's form would
+    clamp to them unseen, issue 24), so the run starts and check_params refuses it with the reason."""
     conn = managed.admin_connect()
     try:
         before, uptime_before, connections_before = server_fingerprint(conn)
@@ -192,8 +193,9 @@ def test_a_refused_load_fails_at_its_first_task_and_touches_nothing(dag, loaded,
         assert states["release_build"] == "success", states  # nothing to release, and no secondary error
         out = capfd.readouterr().out
         assert "schema" in out and "TypeError" not in out
-        with pytest.raises(Exception, match="scale_factor"):
-            run(dag, scale_factor=-1)
+        beyond = run(dag, scale_factor=-1)
+        assert str(beyond.state) == "failed" and task_states(beyond)["check_params"] == "failed"
+        assert "scale_factor: Input should be greater than or equal to 0.01" in capfd.readouterr().out
         after, uptime_after, connections_after = server_fingerprint(conn)
     finally:
         conn.close()

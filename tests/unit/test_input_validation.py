@@ -257,3 +257,21 @@ def test_an_ssh_control_without_its_parts_is_refused():
     with pytest.raises(InvalidInput, match="needs datadir"):
         TargetConnection.from_fields("t", extra={"control": "ssh", "ssh_conn_id": "h", "restart_command": ["x"],
                                                  "datadir": "/var/lib/mysql; rm -rf /"}, **base)
+
+
+def test_a_field_that_may_be_empty_is_optional_in_the_form_and_emptied_by_null():
+    """Issue 24 item 3: every field carried Airflow's "*" (required), also those a user may leave
+    empty. Those are nullable in the form; a null for one empties it (never the spec file's value
+    back), while a null for any other field keeps the file's value (the form's unset optional)."""
+    from mysqlbench.studies.form import form_params
+    from mysqlbench.studies.spec import MAY_BE_EMPTY, load_spec
+
+    params = form_params(load_spec("tpch_bka_study"))
+    assert {key: params[key].schema["type"] for key in MAY_BE_EMPTY} == {
+        "targets": ["array", "null"], "settings": ["object", "null"], "variables": ["object", "null"],
+        "matrix": ["object", "null"]}
+    assert "null" not in params["units"].schema["type"] and "null" not in params["cache"].schema["type"]
+    emptied = load_spec("tpch_bka_study", {"settings": None, "matrix": None, "targets": None, "seed": None})
+    assert (emptied.settings, emptied.matrix, emptied.targets) == ({}, {}, [])
+    kept = load_spec("tpch_bka_study", {"cache": None, "min_effect": None})
+    assert kept.cache == load_spec("tpch_bka_study").cache and kept.min_effect == 0.03

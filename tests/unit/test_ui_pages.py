@@ -147,7 +147,7 @@ def test_runs_in_every_state_are_listed_with_their_state_in_words():
     assert (power["m1"]["state"], power["m1"]["validity"]) == ("success", "valid")
     assert "state" not in power["m2"]  # a run Airflow does not have (another deployment's): no state
     assert power["r1"]["validity"] == "refused: invalid params: repetitions: got 'fiv'"
-    assert power["f1"]["validity"] == "ended failed before measuring anything"
+    assert power["f1"]["validity"] == "failed before measuring anything"
     assert power["q1"]["validity"] == "queued: nothing measured yet"
     assert runs["tpcc_bp_sweep_study"][0]["validity"] == "running: nothing measured yet"
     page = "".join(_study_runs("/mysqlbench", "tpch_power", runs["tpch_power"], limit=INDEX_RUNS))

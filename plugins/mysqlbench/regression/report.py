@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mysqlbench.studies.report import _pyplot, report_dir
+from mysqlbench.theme import page_head
 
 
 def inline_svg(fig) -> str:
@@ -167,8 +168,7 @@ def write(analysis: dict[str, Any], *, dag_id: str, run_id: str) -> dict[str, An
         body.append("<h2>Runs left out</h2>" + _table(analysis["left_out"], ["dag_id", "run_id", "why"]))
     (directory / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>" + esc(dag_id) + " regression report</title>"
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse;"
-        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}</style>" + "\n".join(body))
+        + page_head("body{max-width:1200px;margin:2em auto}") + "\n".join(body))
     return {"html": str(directory / "index.html"), "json": str(directory / "regression.json"),
             "alerts": alerts, "plan_changes": len(analysis["plan_changes"]),
             "summary": summary_text(analysis)}

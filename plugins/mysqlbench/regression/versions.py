@@ -24,6 +24,7 @@ from typing import Any
 
 from mysqlbench import servers
 from mysqlbench.errors import MysqlbenchError
+from mysqlbench.theme import page_head
 
 log = logging.getLogger(__name__)
 
@@ -368,8 +369,7 @@ def write_trend(result: dict[str, Any], *, dag_id: str, run_id: str, note: str =
                             "counter)</h2>" + table.to_html(float_format="%.0f", na_rep="absent"))
     (directory / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>" + esc(result["study"]) + " across versions</title>"
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse;"
-        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}</style>" + "\n".join(body))
+        + page_head("body{max-width:1200px;margin:2em auto}") + "\n".join(body))
     return {"html": str(directory / "index.html"), "json": str(directory / "trend.json"),
             "versions": [v["label"] for v in result["versions"]], "plan_changes": len(result["plan_changes"])}
 

@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from mysqlbench.errors import InvalidInput
-from mysqlbench.studies.spec import DATASET, EXECUTE, MEASURE, StudySpec
+from mysqlbench.studies.spec import DATASET, EXECUTE, MAY_BE_EMPTY, MEASURE, StudySpec
 from mysqlbench.workloads.base import workload_class
 
 RERUN = "Reproduce"  # the form section of a run's own settings (which run it reproduces)
@@ -152,6 +152,8 @@ def form_params(spec: StudySpec) -> dict[str, Any]:
             continue
         prop = schema.get(name) or schema.get(StudySpec.model_fields[name].alias or name)
         kwargs = _json_schema(prop)
+        if name in MAY_BE_EMPTY:  # optional in the form (no "*"); the spec reads null as empty
+            kwargs["type"] = [kwargs["type"], "null"]
         if name == "units":
             form = {**form, "title": plural(workload_class(spec.workload).unit_title).capitalize()}
         params[param] = Param(data.get(name), title=form["title"], description=StudySpec.model_fields[name].description

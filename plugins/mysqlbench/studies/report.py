@@ -17,6 +17,7 @@ from mysqlbench.studies.analysis import findings, summaries
 from mysqlbench.studies.compare import as_records, compare
 from mysqlbench.studies.sequential import design, stop_reasons, study_comparisons
 from mysqlbench.studies.sequential import key as comparison_key
+from mysqlbench.theme import page_head
 
 
 def report_dir(dag_id: str, run_id: str) -> Path:
@@ -406,7 +407,6 @@ def write_report(*, spec, workload, dag_id: str, run_id: str, frame: pd.DataFram
     body.append(f"<h2>Run metadata</h2><pre>{esc(json.dumps(metadata, indent=2, default=str))}</pre>")
     (directory / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>" + esc(spec.study) + "</title>"
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse;"
-        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}</style>" + "\n".join(body))
+        + page_head("body{max-width:1200px;margin:2em auto}") + "\n".join(body))
     return {"dir": str(directory), "html": str(directory / "index.html"), "summary": str(directory / "summary.json"),
             "valid": valid, "findings": sentences}

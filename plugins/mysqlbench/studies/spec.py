@@ -49,6 +49,11 @@ GENERAL, DATASET, SWEEP, MEASURE, VALIDATE, EXECUTE = ("Target", "Dataset", "Swe
                                                       "Measurement", "Validation", "Retries and time limits")
 
 
+# The fields a user may leave empty (no other servers, no fixed knobs or variables, no sweep): the
+# trigger form marks them optional, and an emptied one (null) is empty (issue 24: each had a "*").
+MAY_BE_EMPTY = ("targets", "settings", "variables", "matrix")
+
+
 def _form(section: str, title: str, **extra: Any) -> dict[str, Any]:
     """Field metadata the trigger form is generated from (``studies.form``)."""
     return {"form": {"section": section, "title": title, **extra}}
@@ -221,6 +226,12 @@ class StudySpec(BaseModel):
         if value is not None:
             server_config(value)  # known, allow-listed, values checked
         return value
+
+    @field_validator(*MAY_BE_EMPTY, mode="before")
+    @classmethod
+    def _emptied(cls, value: Any, info) -> Any:
+        """An emptied form field (null) is the field left empty, never the spec file's value."""
+        return cls.model_fields[info.field_name].default_factory() if value is None else value
 
     @field_validator("targets")
     @classmethod
@@ -396,10 +407,11 @@ def spec_path(name_or_path: str | Path) -> Path:
 
 def load_spec(name_or_path: str | Path, overrides: dict[str, Any] | None = None) -> StudySpec:
     """The spec ``include/configs/studies/<name>.yaml`` with trigger-form ``overrides`` merged
-    (top-level keys replace; ``dataset`` keys merge), validated as a whole."""
+    (top-level keys replace; ``dataset`` keys merge; null keeps the file's value, except for a
+    field that may be empty, where it empties it), validated as a whole."""
     raw = read_spec_file(spec_path(name_or_path))
     for key, value in (overrides or {}).items():
-        if value is None:
+        if value is None and key not in MAY_BE_EMPTY:
             continue
         if key == "dataset" and isinstance(value, dict):
             raw["dataset"] = {**raw.get("dataset", {}), **value}

@@ -26,6 +26,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from mysqlbench import paths
+from mysqlbench.theme import page_head
 
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
 # Airflow's own run ids (manual__2026-12-04T16:49:28.045205+00:00, scheduled__, backfill__,
@@ -36,9 +37,7 @@ RUN_DIR = re.compile(r"^[A-Za-z0-9_~-][A-Za-z0-9_.~-]{0,249}$")  # paths.run_dir
 FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(html|png|svg|json)$")
 INDEX_RUNS = 50  # runs per study on the index page; /studies/{dag_id} lists them all
 MEDIA = {"html": "text/html; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json"}
-STYLE = ("<style>body{font-family:sans-serif;margin:1em 2em}table{border-collapse:collapse;font-size:12px}"
-         "td,th{border:1px solid #ccc;padding:2px 6px}.bad{color:#b00;font-weight:bold}.ok{color:#070}.pending{color:#666}"
-         "iframe{width:100%;height:85vh;border:1px solid #ccc}</style>")
+STYLE = page_head("body{margin:1em 2em}iframe{width:100%;height:85vh;border:1px solid #ccc}")
 
 
 def _store():
@@ -114,18 +113,26 @@ def _reports_root() -> Path:
 
 
 def runs_of(store) -> dict[str, list[dict[str, Any]]]:
-    """Every study run in the store, per study DAG, newest first: when it measured, the servers,
-    and its validity (valid, INVALID, or not validated yet)."""
+    """Every study run in the store, per study DAG, newest first: when it measured, the servers, its
+    validity (valid, INVALID, or not validated yet), and its numbers: the dataset, how many points
+    and units, and its primary metric's range over its executions (one statement, however many runs)."""
     import sqlalchemy as sa
 
     from mysqlbench.results.store import last_try, measured_by, samples, validations
 
+    primaries = _primary_metrics()
+    primary = sa.case(*[((samples.c.study == study) & (samples.c.metric == metric.name) & (samples.c.status == "ok"),
+                         samples.c.value) for study, metric in primaries.items()], else_=sa.null()) \
+        if primaries else sa.null()
     with store.engine.connect() as conn:
         measured = conn.execute(
             sa.select(samples.c.study, samples.c.dag_id, samples.c.run_id, sa.func.min(samples.c.recorded_at),
                       sa.func.group_concat(sa.distinct(samples.c.server_version))
                       if store.engine.dialect.name in ("sqlite", "mysql", "mariadb")
-                      else sa.func.string_agg(sa.distinct(samples.c.server_version), ","))
+                      else sa.func.string_agg(sa.distinct(samples.c.server_version), ","),
+                      sa.func.max(samples.c.dataset_id), sa.func.count(sa.distinct(samples.c.point)),
+                      sa.func.count(sa.distinct(samples.c.subject)), sa.func.count(primary),
+                      sa.func.min(primary), sa.func.max(primary))
             .where(measured_by(samples.c.task_id))
             .group_by(samples.c.study, samples.c.dag_id, samples.c.run_id)).all()
         verdicts: dict[tuple[str, str], bool] = {}
@@ -135,15 +142,42 @@ def runs_of(store) -> dict[str, list[dict[str, Any]]]:
                                                            last_try(validations))):
             verdicts[(dag_id, run_id)] = verdicts.get((dag_id, run_id), True) and bool(success)
     out: dict[str, list[dict[str, Any]]] = {}
-    for study, dag_id, run_id, when, versions in measured:
+    for study, dag_id, run_id, when, versions, dataset, points, units, n, low, high in measured:
         verdict = verdicts.get((dag_id, run_id))
         out.setdefault(dag_id, []).append({
             "study": study, "run_id": run_id, "measured_at": str(when)[:19],
             "servers": sorted(set((versions or "").split(","))),
-            "validity": "valid" if verdict else "INVALID" if verdict is False else "not validated"})
+            "validity": "valid" if verdict else "INVALID" if verdict is False else "not validated",
+            "numbers": _numbers(dataset, points, units, n, low, high, primaries.get(study))})
     for runs in out.values():
         runs.sort(key=lambda r: r["measured_at"], reverse=True)
     return dict(sorted(out.items()))
+
+
+def _numbers(dataset: str | None, points: int, units: int, n: int, low: float | None, high: float | None,
+             metric) -> str:
+    """A run's size and primary metric in a few words: "tpch-sf0.01; 2 points x 2 units;
+    client_seconds 0.014 .. 0.021 s over 10 executions"."""
+    words = [re.sub(r"-[0-9a-f]{12,}$", "", dataset)] if dataset else []  # its size, less the fingerprint
+    words.append(f"{points} point{'s' * (points != 1)} x {units} unit{'s' * (units != 1)}")
+    if metric is not None and n:
+        words.append(f"{metric.name} {low:.4g} .. {high:.4g} {metric.unit} over {n} execution{'s' * (n != 1)}")
+    return "; ".join(words)
+
+
+def _primary_metrics() -> dict[str, Any]:
+    """Each study's primary metric (its workload's), by study name; a spec that does not load is
+    left out (lint reports it)."""
+    from mysqlbench.studies.spec import load_spec, study_files
+    from mysqlbench.workloads.base import workload_class
+
+    out = {}
+    for path in study_files():
+        try:
+            out[path.stem] = workload_class(load_spec(path.stem).workload).primary
+        except Exception:  # noqa: BLE001 - a broken spec is lint's to report, not the index's
+            continue
+    return out
 
 
 def listed_runs(measured: dict[str, list[dict[str, Any]]],
@@ -164,8 +198,10 @@ def listed_runs(measured: dict[str, list[dict[str, Any]]],
                 said = f"refused: {run['refused']}"
             elif run["state"] in ("queued", "running"):
                 said = f"{run['state']}: nothing measured yet"
+            elif run["state"] == "failed":
+                said = "failed before measuring anything"
             else:
-                said = f"ended {run['state']} before measuring anything"
+                said = f"ended {run['state']} with nothing measured"
             out.setdefault(dag_id, []).append({"study": dag_id, "run_id": run["run_id"], "measured_at": run["started"],
                                                "servers": [], "state": run["state"], "validity": said})
     for runs in out.values():
@@ -213,11 +249,11 @@ def _study_runs(base: str, dag_id: str, runs: list[dict[str, Any]], limit: int |
                    f"value='{html.escape(dag_id)}'>Compare <select name='a'>{_options(measured, 1)}</select> with "
                    f"<select name='b'>{_options(measured, 0)}</select> <button type='submit'>side by side</button>"
                    "</form>")
-    out.append("<table><tr><th>run</th><th>measured (or started)</th><th>servers</th><th>state</th>"
-               "<th>validity</th></tr>" + "".join(
+    out.append("<table><tr><th>run</th><th>measured (or started)</th><th>servers</th><th>size and primary metric"
+               "</th><th>state</th><th>validity</th></tr>" + "".join(
         f"<tr><td><a href='{run_href(base, dag_id, r['run_id'])}'>{html.escape(r['run_id'])}"
         f"</a></td><td>{html.escape(r['measured_at'])}</td><td>{html.escape(', '.join(r['servers']))}</td>"
-        f"<td>{html.escape(r.get('state') or '')}</td>"
+        f"<td>{html.escape(r.get('numbers') or '')}</td><td>{html.escape(r.get('state') or '')}</td>"
         f"<td class='{_validity_class(r['validity'])}'>{html.escape(r['validity'])}</td></tr>"
         for r in shown) + "</table>")
     if len(shown) < len(runs):
