@@ -490,14 +490,22 @@ def _trigger_from_the_form(page, base: str, dag_id: str, typed: dict[tuple[str, 
         if section not in opened:  # sections start closed; each opens once
             page.get_by_text(section, exact=True).click()
             opened.add(section)
-        _type_into(page.locator(f"[name=element_{name}]"), text)
+        _type_into(page.locator(f"[name=element_{name}], #element_{name}").first, text)
     page.get_by_role("button", name="Trigger").last.click()
     page.wait_for_url(re.compile(rf"/dags/{dag_id}/runs/[^/?]+"), timeout=60_000)
     return unquote(re.search(rf"/dags/{dag_id}/runs/([^/?]+)", page.url).group(1))
 
 
 def _type_into(field, text: str) -> None:
-    """Replace a form field's value by typing ``text`` key by key (a list box: one item a line)."""
+    """Replace a form field's value by typing ``text`` key by key (a list box: one item a line; a
+    JSON field, Airflow's code editor: the text entered as a paste does, past its auto-closing)."""
+    if field.evaluate("e => e.tagName") == "DIV":
+        field.locator(".view-lines").click()
+        field.page.keyboard.press("Control+a")
+        field.page.keyboard.press("Backspace")
+        field.page.keyboard.insert_text(text)
+        field.page.keyboard.press("Tab")
+        return
     field.click()
     field.press("Control+a")
     field.press("Backspace")
@@ -522,7 +530,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
 
     artifacts = REPO / "work" / "test-artifacts" / "ui"
     artifacts.mkdir(parents=True, exist_ok=True)
-    conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2}
+    conf = {"scale_factor": SF, "queries": ["q03", "q06"], "repetitions": 2, "matrix": {"icp": [False, True]}}
     base, token, scheduler = stack["_base"], stack["_token"], stack["_proc"]
 
     def done(run_id):
@@ -540,6 +548,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             # run A from the form, its values typed; run B through the REST API, without a run id
             run_a = _trigger_from_the_form(page, base, "tpch_power", {
                 ("Dataset", "scale_factor"): str(SF), ("Sweep", "units"): "\n".join(conf["queries"]),
+                ("Sweep", "matrix"): json.dumps(conf["matrix"]),
                 ("Measurement", "repetitions"): str(conf["repetitions"])})
             run_b = rest(base, "POST", "/api/v2/dags/tpch_power/dagRuns",
                          {"logical_date": None, "conf": {**conf, "repetitions": 3}}, token)["dag_run_id"]
@@ -547,7 +556,8 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             assert all(i.startswith("manual__") and "+" in i and ":" in i for i in ids), ids
             # what was typed is what the run got (a mistyped number once became the spec's SF 1)
             typed = rest(base, "GET", f"/api/v2/dags/tpch_power/dagRuns/{quote(run_a, safe='')}", token=token)["conf"]
-            assert (typed["scale_factor"], typed["units"], typed["repetitions"]) == (SF, conf["queries"], 2), typed
+            assert (typed["scale_factor"], typed["units"], typed["repetitions"], typed["matrix"]) == \
+                (SF, conf["queries"], 2, conf["matrix"]), typed
             for run_id in ids:
                 assert wait(lambda r=run_id: done(r), 900, f"study run {run_id}", scheduler) == "success", run_id
             page.goto(f"{base}/plugin/benchmarks")
@@ -557,7 +567,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             expect(pages.get_by_role("link", name=run_b, exact=True)).to_be_visible()
             # each run with its numbers: its size and its primary metric over its executions
             expect(pages.get_by_role("row").filter(has_text=run_a)).to_contain_text(
-                re.compile(r"tpch-sf0\.01; 1 point x 2 units; client_seconds [0-9.e-]+ \.\. [0-9.e-]+ s over 4 executions"))
+                re.compile(r"tpch-sf0\.01; 2 points x 2 units; client_seconds [0-9.e-]+ \.\. [0-9.e-]+ s over 8 executions"))
             page.screenshot(path=artifacts / "benchmarks.png")
             # the pages take the Airflow UI's theme: dark where the user chose dark (issue 24)
             dark = browser.new_context(viewport={"width": 1500, "height": 1000})
@@ -598,6 +608,12 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             chart = report.locator("img[alt^='primary_q03']")
             expect(chart).to_be_visible()
             assert chart.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, not a broken image
+            # the findings: ICP on vs off per query, with n, and at 2 repetitions a side no interval:
+            # inconclusive, and said so (never a difference claimed)
+            findings = report.locator("h2", has_text="Findings").locator("xpath=following-sibling::*[1]")
+            expect(findings).to_contain_text("icp on vs off")
+            expect(findings).to_contain_text("n=2 vs 2")
+            expect(findings).to_contain_text("inconclusive")
             page.screenshot(path=artifacts / "run_report.png", full_page=True)
             # from the run's tab, the other run chosen in its compare form
             run_page.get_by_role("combobox").select_option(run_b)
