@@ -94,6 +94,9 @@ def warm_up(run_once, max_runs: int) -> dict[str, Any]:
             return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
                     "why": f"the working set does not fit the buffer pool: {reads} pages read from disk per run, "
                            f"steady ({reads - reads_per_run[-2]:+d} from the run before)"}
+    # the cap, not the working set: reads still falling (or too few runs to tell) prove nothing about
+    # the buffer pool; only the steady rule above says a set does not fit
     return {"warm": False, "runs": len(reads_per_run), "reads_per_run": reads_per_run,
-            "why": f"physical reads not yet zero after {max_runs} runs ({reads_per_run[-1]} in the last): the "
-                   "working set does not fit the buffer pool"}
+            "why": f"not proven warm: physical reads not yet zero after {max_runs} warm-up "
+                   f"run{'s' * (max_runs != 1)} ({reads_per_run[-1]} in the last; warmup_max_runs); more runs "
+                   "would tell whether the working set fits the buffer pool"}

@@ -126,8 +126,8 @@ def test_no_switch_swept_no_finding():
 
 def test_a_warm_cache_that_never_warmed_is_said_so():
     said = comparisons(executions(bka(cache="warm", warm=False)), TIME)
-    assert "never fully warm" in findings(said)[0]
-    assert "never fully warm" not in findings(comparisons(executions(bka(cache="cold")), TIME))[0]
+    assert "not proven warm" in findings(said)[0]
+    assert "not proven warm" not in findings(comparisons(executions(bka(cache="cold")), TIME))[0]
 
 
 def rows(times, statuses=None, point="p1", subject="q01", cache="warm", reads=None, kind_extra=()):
@@ -309,7 +309,7 @@ def test_either_side_that_never_warmed_makes_the_pair_unwarmable(cold_side):
     frame = executions(bka(cache="warm", warm=True))
     frame.loc[frame["point"].str.contains(cold_side), "warm"] = False
     said = comparisons(frame, TIME)
-    assert all(c["unwarmable"] for c in said) and "never fully warm" in findings(said)[0]
+    assert all(c["unwarmable"] for c in said) and "not proven warm" in findings(said)[0]
 
 
 def test_only_counters_are_said_as_medians_and_only_below_ten_per_execution():
@@ -350,7 +350,7 @@ def test_several_pairs_read_as_one_sentence_with_each_pair_its_tally_and_the_war
     reads = [c["said"] for c in said if c["metric"] == "physical_reads"]
     assert sentence == (
         "bka on vs off, warm cache (3 pairs of points, each said, not pooled; primary metric verdicts: less in 2, "
-        "same in 1; the working set did not fit the buffer pool, so never fully warm): "
+        "same in 1; a point not proven warm: its physical reads were not zero when its warm-up ended): "
         f"q03 at join_buffer_size=256K: {first['said']}; {reads[0]} | "
         f"q03 at join_buffer_size=1M: {middle['said']}; {reads[1]} | "
         f"q03 at join_buffer_size=6M: {last['said']}; {reads[2]}.")

@@ -253,7 +253,9 @@ def findings(said: list[dict[str, Any]]) -> list[str]:
             pairs.setdefault((row["subject"], row["on"], row["off"]), []).append(row)
         where = f", on {rows[0]['server']} ({target})" if several_targets else ""
         unwarmable = any(row["unwarmable"] for row in rows)
-        note = "the working set did not fit the buffer pool, so never fully warm" if unwarmable else ""
+        # why a point was not warm is its cache evidence's: the working set did not fit, or its
+        # warm-up ended (warmup_max_runs) with reads still falling; the note claims neither
+        note = "a point not proven warm: its physical reads were not zero when its warm-up ended" if unwarmable else ""
         parts = []
         for (subject, _, _), measured in pairs.items():
             others = _label(dict(sorted(measured[0]["others"].items())))
