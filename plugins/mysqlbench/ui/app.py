@@ -219,22 +219,19 @@ def _airflow_study_runs() -> dict[str, list[dict[str, Any]]]:
     from airflow.utils.session import create_session
 
     from mysqlbench.studies.spec import study_files
-    from mysqlbench.studies.steps import REFUSAL_KEY
 
     studies = sorted(path.stem for path in study_files())
     with create_session() as session:
         runs = session.execute(sa.select(DagRun.dag_id, DagRun.run_id, DagRun.state, DagRun.start_date,
                                          DagRun.queued_at).where(DagRun.dag_id.in_(studies))).all()
-        refusals = {(row.dag_id, row.run_id): XComModel.deserialize_value(row) for row in session.execute(
-            sa.select(XComModel.dag_id, XComModel.run_id, XComModel.value).where(
-                XComModel.dag_id.in_(studies), XComModel.task_id == "check_spec", XComModel.key == REFUSAL_KEY))}
+        refusals = _airflow_refusals(session, XComModel.dag_id.in_(studies))
     out: dict[str, list[dict[str, Any]]] = {}
     for dag_id, run_id, state, started, queued in runs:
         when = started or queued
         out.setdefault(dag_id, []).append({
             "run_id": run_id, "state": str(getattr(state, "value", state)),
             "started": when.strftime("%Y-%m-%d %H:%M:%S") if when else "",
-            "refused": refusals.get((dag_id, run_id)) if isinstance(refusals.get((dag_id, run_id)), str) else None})
+            "refused": refusals.get((dag_id, run_id))})
     return out
 
 
@@ -414,23 +411,27 @@ def _airflow_run_state(dag_id: str, run_id: str) -> str | None:
     return None if state is None else str(state.value if hasattr(state, "value") else state)
 
 
-def _airflow_refusal(dag_id: str, run_id: str) -> str | None:
-    """Why the run's check_spec refused it (the XCom that task leaves, ``steps.REFUSAL_KEY``), or
-    None. Read from Airflow's metadata database, as the run's state is."""
+def _airflow_refusals(session, *where) -> dict[tuple[str, str], str]:
+    """Why check_spec refused each run it refused, by (DAG id, run id): the XCom that task leaves
+    (``steps.REFUSAL_KEY``), read from Airflow's metadata database; ``where``: more conditions."""
     import sqlalchemy as sa
     from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
 
     from mysqlbench.studies.steps import REFUSAL_KEY
 
+    rows = session.execute(sa.select(XComModel.dag_id, XComModel.run_id, XComModel.value).where(
+        XComModel.task_id == "check_spec", XComModel.key == REFUSAL_KEY, *where))
+    found = {(row.dag_id, row.run_id): XComModel.deserialize_value(row) for row in rows}
+    return {key: value for key, value in found.items() if isinstance(value, str)}
+
+
+def _airflow_refusal(dag_id: str, run_id: str) -> str | None:
+    """Why the run's check_spec refused it, or None."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
     with create_session() as session:
-        row = session.execute(sa.select(XComModel.value).where(
-            XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.task_id == "check_spec",
-            XComModel.key == REFUSAL_KEY)).first()
-    if row is None:
-        return None
-    value = XComModel.deserialize_value(row)
-    return value if isinstance(value, str) else None
+        return _airflow_refusals(session, XComModel.dag_id == dag_id, XComModel.run_id == run_id).get((dag_id, run_id))
 
 
 def _same_origin(request: Request) -> None:
