@@ -659,7 +659,7 @@ def test_results_in_the_airflow_ui_in_a_browser(clone, stack):
             page.goto(f"{base}/dags/tpch_power/runs/{quote(refused_run, safe='')}")
             page.get_by_role("link", name="Benchmark report").click()
             run_page = page.frame_locator("iframe").first
-            expect(run_page.get_by_text("refused before anything touched a server")).to_be_visible(timeout=60_000)
+            expect(run_page.get_by_text("refused before anything was measured")).to_be_visible(timeout=60_000)
             expect(run_page.get_by_text("repetitions: Value error, a number of repetitions from 1 to 100, or auto; "
                                         "got 'fiv'", exact=False)).to_be_visible()
             page.screenshot(path=artifacts / "refused_run.png", full_page=True)

@@ -21,6 +21,17 @@ SCHEMA = "tpch_study"
 BASE = {"scale_factor": SF, "target_conn_id": TEST_CONN, "schema": SCHEMA, "seed": 11}
 
 
+def tries(run_, task_id: str) -> int:
+    """How many times ``task_id`` of the run was tried."""
+    from airflow.models import TaskInstance
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return session.scalar(select(TaskInstance.try_number).where(
+            TaskInstance.run_id == run_.run_id, TaskInstance.dag_id == run_.dag_id, TaskInstance.task_id == task_id))
+
+
 @pytest.fixture(scope="module")
 def bag(airflow_db, target):
     from airflow.dag_processing.dagbag import DagBag
@@ -372,9 +383,19 @@ def test_a_refused_run_fails_at_its_first_task_and_touches_nothing(bag, managed,
         assert str(beyond.state) == "failed" and states(beyond)["check_spec"] == {"failed"}
         status, words = no_report(beyond.dag_id, beyond.run_id, False, "failed",
                                   _airflow_refusal(beyond.dag_id, beyond.run_id))
-        assert status == 200 and "refused before anything touched a server" in words
+        assert status == 200 and "refused before anything was measured" in words
         assert "repetitions: Value error, a number of repetitions from 1 to 100, or auto; got -1" in words
         after = server_fingerprint(conn)
+        # within every bound, but more than this disk holds: ensure_dataset refuses it before it
+        # loads anything, once (a retry would meet the same refusal), and the tab says why
+        too_big = run(bag, "tpch_bka_study", scale_factor=1000)
+        ran = states(too_big)
+        assert str(too_big.state) == "failed" and ran["check_spec"] == {"success"}, ran
+        assert ran["ensure_dataset"] == {"failed"} and ran["plan_points"] == {"upstream_failed"}, ran
+        assert tries(too_big, "ensure_dataset") == 1  # the spec's one retry not spent on it
+        status, words = no_report(too_big.dag_id, too_big.run_id, False, "failed",
+                                  _airflow_refusal(too_big.dag_id, too_big.run_id))
+        assert status == 200 and "GB for SF 1000's generated files" in words and "GB are free" in words, words
     finally:
         conn.close()
     uptime_before, uptime_after = before.pop("Uptime"), after.pop("Uptime")

@@ -126,9 +126,19 @@ def build_study_dag(spec: StudySpec, path: Path) -> DAG:
 
         @task(**on_host)
         def ensure_dataset(spec_data: dict) -> dict:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            from mysqlbench.errors import InvalidInput
             from mysqlbench.studies import steps
 
-            return steps.ensure_dataset(spec_data, _recorder(study, spec_data))
+            try:
+                return steps.ensure_dataset(spec_data, _recorder(study, spec_data))
+            except InvalidInput as exc:
+                # a refusal before the build (the datadir's disk cannot hold the dataset): a retry
+                # would meet the same refusal after its delay, so the task fails at once, and the
+                # reason is the run's, as check_spec's is
+                get_current_context()["ti"].xcom_push(key=steps.REFUSAL_KEY, value=str(exc))
+                raise AirflowFailException(str(exc)) from exc
 
         @task(retries=0)
         def plan_points(spec_data: dict, data: dict) -> list:

@@ -390,7 +390,7 @@ def no_report(dag_id: str, run_id: str, recorded: bool, state: str | None,
     if state is None and not recorded:
         return 404, f"no run {run_id} of {dag_id}"
     if refused:
-        return 200, (f"This run was refused before anything touched a server, so it has no report: {refused}. "
+        return 200, (f"This run was refused before anything was measured, so it has no report: {refused}. "
                      "Trigger it again with that corrected.")
     if state in ("queued", "running", None):
         return 200, (f"This run is {state or 'under way'}: its report is written by its report task, once "
@@ -412,15 +412,16 @@ def _airflow_run_state(dag_id: str, run_id: str) -> str | None:
 
 
 def _airflow_refusals(session, *where) -> dict[tuple[str, str], str]:
-    """Why check_spec refused each run it refused, by (DAG id, run id): the XCom that task leaves
-    (``steps.REFUSAL_KEY``), read from Airflow's metadata database; ``where``: more conditions."""
+    """Why each refused run was refused, by (DAG id, run id): the XCom check_spec leaves (or
+    ensure_dataset, when the dataset cannot fit) as ``steps.REFUSAL_KEY``, read from Airflow's
+    metadata database; ``where``: more conditions."""
     import sqlalchemy as sa
     from airflow.models.xcom import XComModel
 
     from mysqlbench.studies.steps import REFUSAL_KEY
 
     rows = session.execute(sa.select(XComModel.dag_id, XComModel.run_id, XComModel.value).where(
-        XComModel.task_id == "check_spec", XComModel.key == REFUSAL_KEY, *where))
+        XComModel.task_id.in_(("check_spec", "ensure_dataset")), XComModel.key == REFUSAL_KEY, *where))
     found = {(row.dag_id, row.run_id): XComModel.deserialize_value(row) for row in rows}
     return {key: value for key, value in found.items() if isinstance(value, str)}
 
