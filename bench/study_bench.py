@@ -1,5 +1,6 @@
 """`make bench` (studies): orchestration overhead and client vs server query time, measured on the
-default tpch_mrr_study spec at SF 1 (BENCH_STUDY_SF), warm, 3 repetitions, dataset already loaded.
+default tpch_mrr_study spec at SF 1 (BENCH_STUDY_SF), warm, 3 repetitions (BENCH_STUDY_REPETITIONS), dataset
+already loaded.
 
 overhead = (DAG run wall time - time the tasks record for restarting, warming, measuring, explaining
 and validating) / DAG run wall time. Run through `bin/airflow dags test` on the demo target.
@@ -17,7 +18,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SF = float(os.environ.get("BENCH_STUDY_SF", "1"))
-CONF = {"scale_factor": SF, "cache": ["warm"], "repetitions": 3}
+REPETITIONS = int(os.environ.get("BENCH_STUDY_REPETITIONS", "3"))
+CONF = {"scale_factor": SF, "cache": ["warm"], "repetitions": REPETITIONS}
 
 
 def airflow(*args: str) -> None:
@@ -67,7 +69,7 @@ def main() -> None:
     out = REPO / "work" / "bench" / "study_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2))
-    print(f"\ntpch_mrr_study, SF {SF:g}, warm, 3 repetitions ({state}), run {run_id}")
+    print(f"\ntpch_mrr_study, SF {SF:g}, warm, {REPETITIONS} repetitions ({state}), run {run_id}")
     print(f"  DAG run wall time:                                 {wall:8.2f} s")
     print(f"  recorded restart/warm-up/measure/explain/validate: {recorded:8.2f} s  {summary['recorded_phase_s']}")
     print(f"  orchestration overhead share:                      {summary['overhead_share']:8.2%}")

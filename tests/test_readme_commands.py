@@ -118,7 +118,8 @@ def test_make_bench_short(clone):
     # without the peers' sources here the bench is asked for ours alone (asked for a peer it cannot
     # build, it fails: tests/unit/test_tpcc_peers.py)
     done = run(clone, "make bench", timeout=1800, BENCH_SF="0.01", BENCH_RUNS="1", BENCH_STUDY_SF="0.01",
-               BENCH_POWER="0", BENCH_TPCC_WAREHOUSES="1", BENCH_TPCC_RAMPUP_S="2", BENCH_TPCC_MEASURE_S="6",
+               BENCH_STUDY_REPETITIONS="1", BENCH_POWER="0", BENCH_TPCC_WAREHOUSES="1", BENCH_TPCC_RAMPUP_S="2",
+               BENCH_TPCC_MEASURE_S="6",
                BENCH_TPCC_INTERVAL_S="2", BENCH_TPCC_RUNS="1", BENCH_TPCC_MAX_RUNS="1", BENCH_TPCC_PROCESSES="1",
                BENCH_PARSE_SIZES="", BENCH_PARSE_RUNS="1", BENCH_PARSE_FORM_ON_DAG_UP_TO="0", BENCH_HISTORY_NIGHTS="12",
                **({"MYSQLBENCH_PEER_SOURCES": str(sources)} if sources else {"BENCH_TPCC_PEERS": ""}))
