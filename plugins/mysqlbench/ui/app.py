@@ -427,7 +427,7 @@ def _airflow_refusals(session, *where) -> dict[tuple[str, str], str]:
 
 
 def _airflow_refusal(dag_id: str, run_id: str) -> str | None:
-    """Why the run's check_spec refused it, or None."""
+    """Why the run was refused (by check_spec, or ensure_dataset when the dataset cannot fit), or None."""
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
